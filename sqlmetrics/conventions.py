@@ -1,0 +1,55 @@
+"""The conventions that decide between defensible definitions. Defaults reproduce trec_eval."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Real
+
+from .errors import ConventionError
+
+CHOICES = {
+    "ties": ("item_desc", "trec_eval", "item_asc", "average"),
+    "gain": ("linear", "exponential"),
+    "empty": ("zero", "skip"),
+    "missing": ("skip", "zero"),
+    "ap_denominator": ("relevant", "min_k"),
+}
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """ties: order of items with equal scores (item_desc = trec_eval's order for text ids).
+    threshold: the grade from which an item counts as relevant for binary metrics.
+    gain: linear (rel) or exponential (2^rel - 1), for cg, dcg, idcg, ndcg.
+    empty: users with truth rows but no relevant one are scored 0 ("zero") or left out ("skip").
+    missing: truth users absent from the recommendations are left out ("skip") or scored 0.
+    ap_denominator: map@k divides by R ("relevant") or by min(R, k) ("min_k").
+    check_duplicates: scan every (user, item) of the recommendations for duplicates."""
+
+    ties: str = "item_desc"
+    threshold: float = 1
+    gain: str = "linear"
+    empty: str = "zero"
+    missing: str = "skip"
+    ap_denominator: str = "relevant"
+    check_duplicates: bool = True
+
+    def __post_init__(self) -> None:
+        for field, allowed in CHOICES.items():
+            value = getattr(self, field)
+            if value not in allowed:
+                options = ", ".join(repr(a) for a in allowed)
+                raise ConventionError(f"{field}={value!r} is not one of {options}")
+        t = self.threshold
+        if isinstance(t, bool) or not isinstance(t, Real) or not math.isfinite(t) or t <= 0:
+            raise ConventionError(
+                f"threshold must be a positive number (relevance <= 0 is never relevant), got {t!r}"
+            )
+        if not isinstance(self.check_duplicates, bool):
+            raise ConventionError(f"check_duplicates must be True or False, got {self.check_duplicates!r}")
+
+    @property
+    def threshold_literal(self) -> str:
+        """The threshold as a SQL numeric literal (validated above, so safe to inline)."""
+        return repr(float(self.threshold)) if not float(self.threshold).is_integer() else str(int(self.threshold))

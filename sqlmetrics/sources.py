@@ -1,0 +1,134 @@
+"""Input sources: whatever the caller passes as recs or truth becomes a SQL FROM item.
+
+A table or view name, a DuckDB relation, a Parquet/CSV path or glob, a pandas or polars
+DataFrame, or a pyarrow Table. In-memory frames are registered under a unique name for the
+duration of one query and unregistered afterwards, whatever happens."""
+
+from __future__ import annotations
+
+import glob
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from .errors import UnknownTableError
+from .identifiers import quote_identifier, quote_string, quote_table_name
+
+_PARQUET = (".parquet", ".pq", ".parq")
+_CSV = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt")
+
+
+@dataclass
+class Source:
+    sql: str  # a FROM item: a quoted name, read_parquet('...'), or (subquery)
+    label: str  # how error messages name it
+    columns: dict[str, str]  # column name -> DuckDB type
+    registered: str | None = None  # name registered in the connection, to unregister
+    inline: bool = True  # False: the SQL names an object that exists only in this process
+
+    def type_of(self, column: str) -> str:
+        return self.columns[column]
+
+
+@dataclass
+class Registrations:
+    """Names registered in the caller's connection; release() removes every one of them."""
+
+    con: duckdb.DuckDBPyConnection
+    names: list[str] = field(default_factory=list)
+
+    def release(self) -> None:
+        while self.names:
+            name = self.names.pop()
+            try:
+                self.con.unregister(name)
+            except duckdb.Error:  # already gone (the connection may be closed)
+                pass
+
+
+def _looks_like_path(text: str) -> bool:
+    lowered = text.lower()
+    return (
+        lowered.endswith(_PARQUET + _CSV)
+        or any(ch in text for ch in "*?[")
+        or os.sep in text
+        or text.startswith(("s3://", "gs://", "http://", "https://", "az://"))
+    )
+
+
+def _file_source(path: str) -> str:
+    remote = "://" in path
+    if not remote and not glob.glob(path):
+        raise UnknownTableError(f"no file matches {path!r}")
+    reader = "read_parquet" if path.lower().endswith(_PARQUET) else None
+    if reader is None:
+        reader = "read_csv" if path.lower().endswith(_CSV) else "read_parquet"
+    return f"{reader}({quote_string(path)})"
+
+
+def _describe(con: duckdb.DuckDBPyConnection, from_item: str) -> dict[str, str]:
+    # Only string locals live in this frame, so DuckDB's Python replacement scan (which looks
+    # up unknown table names among the caller's variables) finds no DataFrame here.
+    rows = con.execute(f"DESCRIBE SELECT * FROM {from_item}").fetchall()
+    return {row[0]: row[1] for row in rows}
+
+
+def _known_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT internal "
+        "UNION SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def resolve(con: duckdb.DuckDBPyConnection, obj: Any, role: str, registrations: Registrations) -> Source:
+    """Turn a user input into a Source; role is 'recs' or 'truth' (for messages)."""
+    if isinstance(obj, Path):
+        obj = str(obj)
+    if isinstance(obj, str):
+        if _looks_like_path(obj):
+            from_item, label = _file_source(obj), obj
+        else:
+            from_item, label = quote_table_name(obj), obj
+        try:
+            columns = _describe(con, from_item)
+        except duckdb.CatalogException:
+            known = ", ".join(_known_tables(con)) or "none"
+            raise UnknownTableError(
+                f"{role}: no table or view named {obj!r} in this connection (tables: {known})"
+            ) from None
+        except duckdb.IOException as exc:
+            raise UnknownTableError(f"{role}: cannot read {obj!r}: {exc}") from None
+        return Source(from_item, label, columns)
+    if isinstance(obj, duckdb.DuckDBPyRelation):
+        from_item = f"({obj.sql_query()})"
+        try:
+            columns = _describe(con, from_item)
+        except duckdb.CatalogException:
+            raise UnknownTableError(
+                f"{role}: this DuckDB relation belongs to another connection; pass a relation "
+                "of the connection you evaluate on"
+            ) from None
+        return Source(from_item, f"{role} relation", columns)
+    if type(obj).__module__.split(".")[0] == "polars":
+        obj = obj.collect() if hasattr(obj, "collect") else obj
+        obj = obj.to_arrow()
+    if _is_frame(obj):
+        name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
+        con.register(name, obj)
+        registrations.names.append(name)
+        from_item = quote_identifier(name)
+        return Source(from_item, f"{role} {type(obj).__name__}", _describe(con, from_item), name, False)
+    raise UnknownTableError(
+        f"{role} must be a table or view name, a DuckDB relation, a Parquet/CSV path, or a "
+        f"pandas/polars DataFrame or pyarrow Table; got {type(obj).__name__}"
+    )
+
+
+def _is_frame(obj: Any) -> bool:
+    module = type(obj).__module__.split(".")[0]
+    return module in ("pandas", "pyarrow") or hasattr(obj, "__arrow_c_stream__")

@@ -1,0 +1,82 @@
+"""Readers for TREC run and qrels files, the format IR test collections and trec_eval use.
+
+The tables they return use sqlmetrics' default column names, so they plug straight into
+evaluate(): user_id is the query id, item_id the document id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from .errors import InvalidDataError
+
+
+def _lines(path: str | Path):
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            # A line that starts with '#' is a comment; a '#' inside a docno is part of it.
+            if line.startswith("#") or not line.strip():
+                continue
+            yield number, line.split()
+
+
+def read_run(path: str | Path) -> pa.Table:
+    """Read a run file (`qid Q0 docno rank score tag`, extra columns ignored).
+
+    Columns: user_id (qid), item_id (docno), rank (as written; trec_eval ignores it and
+    orders by score), score (float64), run (the tag).
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = open(p, "w").write("301 Q0 doc1 1 2.5 myrun\\n")
+    >>> read_run(p).to_pylist()
+    [{'user_id': '301', 'item_id': 'doc1', 'rank': 1, 'score': 2.5, 'run': 'myrun'}]
+    """
+    users, items, ranks, scores, tags = [], [], [], [], []
+    for number, fields in _lines(path):
+        if len(fields) < 6:
+            raise InvalidDataError(f"{path}:{number}: a run line needs 6 fields (qid Q0 docno rank score tag)")
+        try:
+            rank, score = int(fields[3]), float(fields[4])
+        except ValueError:
+            raise InvalidDataError(f"{path}:{number}: rank and score must be numbers: {' '.join(fields)}") from None
+        users.append(fields[0])
+        items.append(fields[2])
+        ranks.append(rank)
+        scores.append(score)
+        tags.append(fields[5])
+    return pa.table(
+        {
+            "user_id": pa.array(users, pa.string()),
+            "item_id": pa.array(items, pa.string()),
+            "rank": pa.array(ranks, pa.int64()),
+            "score": pa.array(scores, pa.float64()),
+            "run": pa.array(tags, pa.string()),
+        }
+    )
+
+
+def read_qrels(path: str | Path) -> pa.Table:
+    """Read a qrels file (`qid iteration docno relevance`).
+
+    Columns: user_id (qid), item_id (docno), relevance (int64; may be negative: not relevant).
+    """
+    users, items, rels = [], [], []
+    for number, fields in _lines(path):
+        if len(fields) != 4:
+            raise InvalidDataError(f"{path}:{number}: a qrels line needs 4 fields (qid iter docno rel)")
+        try:
+            rel = int(fields[3])
+        except ValueError:
+            raise InvalidDataError(f"{path}:{number}: relevance must be an integer: {fields[3]!r}") from None
+        users.append(fields[0])
+        items.append(fields[2])
+        rels.append(rel)
+    return pa.table(
+        {
+            "user_id": pa.array(users, pa.string()),
+            "item_id": pa.array(items, pa.string()),
+            "relevance": pa.array(rels, pa.int64()),
+        }
+    )
