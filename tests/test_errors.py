@@ -1,0 +1,193 @@
+"""Bad input fails with a sqlmetrics error that says what is wrong in the caller's terms."""
+
+import math
+
+import pyarrow as pa
+import pytest
+
+import sqlmetrics
+from tests.conftest import table
+
+RECS = pa.table({"user_id": [1, 1, 2], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.5]})
+TRUTH = pa.table({"user_id": [1, 2], "item_id": [11, 10], "relevance": [1, 1]})
+
+
+def evaluate(con, recs=RECS, metrics=("ndcg@10",), truth=TRUTH, **kw):
+    return sqlmetrics.evaluate(con, recs, list(metrics), truth=truth, **kw)
+
+
+def test_every_error_is_a_value_error():
+    assert issubclass(sqlmetrics.SqlMetricsError, ValueError)
+    for name in ["UnknownMetricError", "InvalidCutoffError", "ConventionError", "UnknownTableError",
+                 "MissingColumnError", "ColumnTypeError", "InvalidDataError", "DuplicateRowError"]:
+        assert issubclass(getattr(sqlmetrics, name), sqlmetrics.SqlMetricsError)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("ndgc@10", "did you mean 'ndcg'"),
+    ("recal@5", "did you mean 'recall'"),
+    ("ndcg", "needs a cutoff"),
+    ("r_precision@5", "takes no cutoff"),
+    ("foo@3", "unknown metric"),
+])
+def test_unknown_metric_names(con, name, message):
+    with pytest.raises(sqlmetrics.UnknownMetricError, match=message):
+        evaluate(con, metrics=[name])
+
+
+@pytest.mark.parametrize("name", ["ndcg@0", "ndcg@-1", "ndcg@1.5", "ndcg@ten"])
+def test_bad_cutoffs_in_names(con, name):
+    with pytest.raises(sqlmetrics.SqlMetricsError):
+        evaluate(con, metrics=[name])
+
+
+@pytest.mark.parametrize("k", [0, -3, 2.5, True, "10"])
+def test_bad_k_in_metric_functions(con, k):
+    with pytest.raises(sqlmetrics.InvalidCutoffError):
+        sqlmetrics.ndcg(con, RECS, k=k, truth=TRUTH)
+
+
+def test_metric_requested_twice(con):
+    with pytest.raises(sqlmetrics.UnknownMetricError, match="twice"):
+        evaluate(con, metrics=["ndcg@10", "NDCG@10"])
+
+
+def test_no_metric(con):
+    with pytest.raises(sqlmetrics.UnknownMetricError):
+        evaluate(con, metrics=[])
+
+
+def test_missing_column_lists_existing_columns(con):
+    with pytest.raises(sqlmetrics.MissingColumnError, match="user_id, item_id, score"):
+        evaluate(con, score="prediction")
+
+
+def test_single_table_without_relevance(con):
+    with pytest.raises(sqlmetrics.MissingColumnError, match="no relevance column"):
+        evaluate(con, truth=None)
+
+
+def test_non_numeric_score_and_relevance(con):
+    text_scores = RECS.set_column(2, "score", pa.array(["a", "b", "c"]))
+    with pytest.raises(sqlmetrics.ColumnTypeError, match="score.*VARCHAR"):
+        evaluate(con, recs=text_scores)
+    text_rel = TRUTH.set_column(2, "relevance", pa.array(["x", "y"]))
+    with pytest.raises(sqlmetrics.ColumnTypeError, match="relevance"):
+        evaluate(con, truth=text_rel)
+
+
+def test_item_types_must_compare(con):
+    with pytest.raises(sqlmetrics.ColumnTypeError, match="item"):
+        evaluate(con, truth=TRUTH.set_column(1, "item_id", pa.array(["11", "10"])))
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("user_id", None, "NULL user_id"),
+    ("item_id", None, "NULL item_id for user_id = 1"),
+    ("score", None, "NULL score for user_id = 1"),
+    ("score", math.nan, "NaN or infinite score for user_id = 1"),
+    ("score", math.inf, "NaN or infinite score for user_id = 1"),
+])
+def test_bad_values_in_recs(con, column, value, message):
+    data = RECS.to_pydict()
+    data[column][0] = value
+    with pytest.raises(sqlmetrics.InvalidDataError, match=message):
+        evaluate(con, recs=pa.table(data))
+
+
+def test_null_relevance_means_zero(con):
+    truth = pa.table({"user_id": [1, 2], "item_id": [11, 10], "relevance": [None, 1]})
+    out = evaluate(con, truth=truth, metrics=["hit_rate@2"])
+    assert out.to_pylist() == [{"users": 2, "hit_rate@2": 0.5}]
+
+
+def test_duplicates_name_an_example(con):
+    dup = pa.table({"user_id": [1, 1, 1], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.1]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match=r"recs .*duplicate.*user_id = 1, item_id = 10"):
+        evaluate(con, recs=dup, metrics=["ndcg@1"])
+    dup_truth = pa.table({"user_id": [2, 2], "item_id": [10, 10], "relevance": [1, 2]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match=r"truth .*user_id = 2, item_id = 10"):
+        evaluate(con, truth=dup_truth)
+
+
+def test_duplicate_check_can_be_turned_off(con):
+    dup = pa.table({"user_id": [1, 1, 1], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.1]})
+    out = evaluate(con, recs=dup, metrics=["mrr@2"], check_duplicates=False)
+    assert out.column("mrr@2")[0].as_py() == 0.5
+
+
+def test_tied_ranks_are_an_error(con):
+    recs = pa.table({"user_id": [1, 1], "item_id": [10, 11], "rank": [1, 1]})
+    with pytest.raises(sqlmetrics.InvalidDataError, match="tied rank"):
+        evaluate(con, recs=recs, rank="rank")
+
+
+@pytest.mark.parametrize("option", [
+    {"ties": "random"}, {"gain": "quadratic"}, {"empty": "drop"}, {"missing": "ignore"},
+    {"ap_denominator": "k"}, {"threshold": 0}, {"threshold": -1}, {"threshold": math.nan},
+    {"threshold": "1"}, {"check_duplicates": "yes"},
+])
+def test_bad_conventions(con, option):
+    with pytest.raises(sqlmetrics.ConventionError):
+        evaluate(con, **option)
+
+
+def test_average_ties_refuse_metrics_they_cannot_average(con):
+    with pytest.raises(sqlmetrics.ConventionError, match="mrr@10, map@10"):
+        evaluate(con, metrics=["ndcg@10", "mrr@10", "map@10"], ties="average")
+
+
+def test_action_grades_need_both_arguments(con):
+    with pytest.raises(sqlmetrics.ConventionError, match="action="):
+        evaluate(con, relevance={"purchase": 3})
+    with pytest.raises(sqlmetrics.ConventionError, match="mapping"):
+        evaluate(con, action="event_type")
+
+
+def test_unknown_table(con):
+    with pytest.raises(sqlmetrics.UnknownTableError, match="no table or view named 'nope'"):
+        sqlmetrics.evaluate(con, "nope", ["ndcg@10"])
+
+
+def test_missing_file(con, tmp_path):
+    with pytest.raises(sqlmetrics.UnknownTableError, match="no file matches"):
+        sqlmetrics.evaluate(con, str(tmp_path / "absent.parquet"), ["ndcg@10"])
+
+
+@pytest.mark.parametrize("name", [
+    "events; DROP TABLE victim",
+    'events"; DROP TABLE victim; --',
+    "victim WHERE 1=1; DROP TABLE victim",
+    "read_parquet('x')",
+])
+def test_table_names_cannot_inject_sql(con, name):
+    table(con, "victim", "x INTEGER", [(1,)])
+    with pytest.raises(sqlmetrics.UnknownTableError):
+        sqlmetrics.evaluate(con, name, ["ndcg@10"])
+    assert con.execute("SELECT count(*) FROM victim").fetchall() == [(1,)]
+
+
+def test_column_names_cannot_inject_sql(con):
+    table(con, "victim", "x INTEGER", [(1,)])
+    with pytest.raises(sqlmetrics.MissingColumnError):
+        evaluate(con, score='score"; DROP TABLE victim; --')
+    grades = {"purchase'); DROP TABLE victim; --": 1}
+    recs = RECS.append_column("event_type", pa.array(["purchase", "view", "x"]))
+    out = sqlmetrics.evaluate(con, recs, ["cg@2"], relevance=grades, action="event_type")
+    assert out.column("cg@2")[0].as_py() == 0
+    assert con.execute("SELECT count(*) FROM victim").fetchall() == [(1,)]
+
+
+def test_not_a_connection():
+    with pytest.raises(sqlmetrics.SqlMetricsError, match="duckdb connection"):
+        sqlmetrics.evaluate(None, RECS, ["ndcg@10"], truth=TRUTH)
+
+
+def test_unsupported_input_type(con):
+    with pytest.raises(sqlmetrics.UnknownTableError, match="got int"):
+        sqlmetrics.evaluate(con, 42, ["ndcg@10"])
+
+
+def test_by_column_that_is_the_score(con):
+    with pytest.raises(sqlmetrics.ConventionError, match="already"):
+        evaluate(con, by="score")
