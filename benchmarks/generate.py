@@ -58,7 +58,7 @@ SELECT
     u AS user_id,
     hu,
     1 + mix(hu, 1) % {items_minus_1} AS step,         -- 1 .. ITEMS-1: a unit mod ITEMS
-    mix(hu, 2) % {items} AS offset,
+    mix(hu, 2) % {items} AS start,
     3 + CAST(mix(hu, 3) % 5 AS INTEGER) AS n_truth,    -- 3..7 truth items
     u < {users} AS has_recs,
     u >= {users} OR u % {every} <> {every} - 1 AS has_truth
@@ -79,13 +79,13 @@ RECS = """
 COPY (
     SELECT
         user_id,
-        CAST(1000000 + (offset + c * step) % {items} AS BIGINT) AS item_id,
+        CAST(1000000 + (start + c * step) % {items} AS BIGINT) AS item_id,
         round(CASE WHEN c < n_truth AND recommended
                    THEN least(1.0, x + 0.15 * relevance)
                    ELSE x END, 3) AS score
     FROM (
         SELECT
-            user_id, offset, step, n_truth, c,
+            user_id, start, step, n_truth, c,
             unit(mix(hu, 16 + 8 * c + 2)) AS x,
             {truth_flags}
         FROM (
@@ -103,10 +103,10 @@ COPY (
     SELECT
         user_id,
         CAST(CASE WHEN has_recs AND recommended THEN 1000000 ELSE 2000000 END
-             + (offset + j * step) % {items} AS BIGINT) AS item_id,
+             + (start + j * step) % {items} AS BIGINT) AS item_id,
         relevance
     FROM (
-        SELECT user_id, has_recs, offset, step, j, {truth_flags}
+        SELECT user_id, has_recs, start, step, j, {truth_flags}
         FROM (
             SELECT users.*, j
             FROM users, range(7) AS t(j)

@@ -11,7 +11,7 @@ import pyarrow as pa
 from .conventions import Conventions
 from .errors import DuplicateRowError, SqlMetricsError
 from .identifiers import quote_identifier
-from .metric_names import check_cutoff, parse_metrics
+from .metric_names import parse_metrics
 from .plan import ColumnNames, build_context
 from .run import run
 from .sources import Registrations, Source, resolve
@@ -44,17 +44,28 @@ def _prepare(
     check_duplicates: bool,
 ) -> tuple[str, Source, Source | None]:
     if not isinstance(con, duckdb.DuckDBPyConnection):
-        raise SqlMetricsError(f"con must be a duckdb connection (duckdb.connect()), got {type(con).__name__}")
+        raise SqlMetricsError(
+            f"con must be a duckdb connection (duckdb.connect()), got {type(con).__name__}"
+        )
     requested = parse_metrics(metrics)
     conventions = Conventions(
-        ties=ties, threshold=threshold, gain=gain, empty=empty, missing=missing,
-        ap_denominator=ap_denominator, check_duplicates=check_duplicates,
+        ties=ties,
+        threshold=threshold,
+        gain=gain,
+        empty=empty,
+        missing=missing,
+        ap_denominator=ap_denominator,
+        check_duplicates=check_duplicates,
     )
     groups = [by] if isinstance(by, str) else list(by or [])
-    names = ColumnNames(user=user, item=item, score=score, rank=rank, relevance=relevance, action=action)
+    names = ColumnNames(
+        user=user, item=item, score=score, rank=rank, relevance=relevance, action=action
+    )
     recs_source = resolve(con, recs, "recs", registrations)
     truth_source = None if truth is None else resolve(con, truth, "truth", registrations)
-    context = build_context(recs_source, truth_source, requested, names, conventions, groups, per_user)
+    context = build_context(
+        recs_source, truth_source, requested, names, conventions, groups, per_user
+    )
     return render("evaluate.sql.j2", context), recs_source, truth_source
 
 
@@ -91,23 +102,42 @@ def evaluate(
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
-    >>> _ = con.execute("CREATE TABLE recs AS SELECT * FROM (VALUES (1, 'a', 0.9), (1, 'b', 0.8), (2, 'c', 0.7)) t(user_id, item_id, score)")
-    >>> _ = con.execute("CREATE TABLE truth AS SELECT * FROM (VALUES (1, 'b', 1), (2, 'c', 2)) t(user_id, item_id, relevance)")
-    >>> sqlmetrics.evaluate(con, "recs", ["precision@2", "mrr@2"], truth="truth").to_pylist()
+    >>> import pyarrow as pa
+    >>> recs = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "c"], "score": [0.9, 0.8, 0.7]})
+    >>> truth = pa.table({"user_id": [1, 2], "item_id": ["b", "c"], "relevance": [1, 2]})
+    >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth).to_pylist()
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
     """
     registrations = Registrations(con)
     try:
         text, recs_source, truth_source = _prepare(
-            con, recs, metrics, registrations, truth=truth, by=by, per_user=per_user, user=user,
-            item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
-            threshold=threshold, gain=gain, empty=empty, missing=missing,
-            ap_denominator=ap_denominator, check_duplicates=check_duplicates,
+            con,
+            recs,
+            metrics,
+            registrations,
+            truth=truth,
+            by=by,
+            per_user=per_user,
+            user=user,
+            item=item,
+            score=score,
+            rank=rank,
+            relevance=relevance,
+            action=action,
+            ties=ties,
+            threshold=threshold,
+            gain=gain,
+            empty=empty,
+            missing=missing,
+            ap_denominator=ap_denominator,
+            check_duplicates=check_duplicates,
         )
         try:
             return run(con, text)
         except DuplicateRowError as exc:
-            raise DuplicateRowError(_with_example(con, exc, recs_source, truth_source, user, item)) from None
+            raise DuplicateRowError(
+                _with_example(con, exc, recs_source, truth_source, user, item)
+            ) from None
     finally:
         registrations.release()
 
@@ -124,7 +154,7 @@ def sql(
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
-    >>> _ = con.execute("CREATE TABLE events AS SELECT 1 AS user_id, 'a' AS item_id, 0.5 AS score, 1 AS relevance")
+    >>> _ = con.execute("CREATE TABLE events AS SELECT 1 user_id, 'a' item_id, 0.5 score, 1 relevance")
     >>> print(sqlmetrics.sql(con, "events", ["ndcg@10"]).splitlines()[0])
     WITH
     """
@@ -145,10 +175,22 @@ def sql(
 
 
 _DEFAULTS: dict[str, Any] = {
-    "truth": None, "by": None, "per_user": False, "user": "user_id", "item": "item_id",
-    "score": "score", "rank": None, "relevance": None, "action": None, "ties": "item_desc",
-    "threshold": 1, "gain": "linear", "empty": "zero", "missing": "skip",
-    "ap_denominator": "relevant", "check_duplicates": True,
+    "truth": None,
+    "by": None,
+    "per_user": False,
+    "user": "user_id",
+    "item": "item_id",
+    "score": "score",
+    "rank": None,
+    "relevance": None,
+    "action": None,
+    "ties": "item_desc",
+    "threshold": 1,
+    "gain": "linear",
+    "empty": "zero",
+    "missing": "skip",
+    "ap_denominator": "relevant",
+    "check_duplicates": True,
 }
 
 
@@ -159,7 +201,9 @@ def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
     return {**_DEFAULTS, **options}
 
 
-def _with_example(con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: str, item: str) -> str:
+def _with_example(
+    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: str, item: str
+) -> str:
     """Name the duplicated item too: a second, targeted look, only on this error path."""
     source = truth if str(exc).startswith("truth") and truth is not None else recs
     user_col = next((c for c in source.columns if c.lower() == user.lower()), user)

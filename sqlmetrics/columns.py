@@ -41,7 +41,9 @@ def is_unsigned(duck_type: str) -> bool:
     return bool(_UNSIGNED.match(duck_type))
 
 
-def require_numeric(source: Source, column: str, role: str, what: str, allow_bool: bool = False) -> str:
+def require_numeric(
+    source: Source, column: str, role: str, what: str, allow_bool: bool = False
+) -> str:
     duck_type = source.type_of(column)
     if is_numeric(duck_type) or (allow_bool and duck_type == "BOOLEAN"):
         return duck_type

@@ -47,9 +47,15 @@ class Conventions:
                 f"threshold must be a positive number (relevance <= 0 is never relevant), got {t!r}"
             )
         if not isinstance(self.check_duplicates, bool):
-            raise ConventionError(f"check_duplicates must be True or False, got {self.check_duplicates!r}")
+            raise ConventionError(
+                f"check_duplicates must be True or False, got {self.check_duplicates!r}"
+            )
 
     @property
     def threshold_literal(self) -> str:
         """The threshold as a SQL numeric literal (validated above, so safe to inline)."""
-        return repr(float(self.threshold)) if not float(self.threshold).is_integer() else str(int(self.threshold))
+        return (
+            repr(float(self.threshold))
+            if not float(self.threshold).is_integer()
+            else str(int(self.threshold))
+        )

@@ -23,12 +23,20 @@ def _metric_function(metric: str):
     definition = METRICS[metric]
 
     if definition.needs_cutoff:
-        def function(con: duckdb.DuckDBPyConnection, recs: Input, k: int | Sequence[int] = 10, **options: Any) -> pa.Table:
+
+        def function(
+            con: duckdb.DuckDBPyConnection, recs: Input, k: int | Sequence[int] = 10, **options: Any
+        ) -> pa.Table:
             return evaluate(con, recs, _names(metric, k), **options)
-        example = f'sqlmetrics.{metric}(con, "events", k=[5, 10])  # columns {metric}@5, {metric}@10'
+
+        example = (
+            f'sqlmetrics.{metric}(con, "events", k=[5, 10])  # columns {metric}@5, {metric}@10'
+        )
     else:
+
         def function(con: duckdb.DuckDBPyConnection, recs: Input, **options: Any) -> pa.Table:
             return evaluate(con, recs, [metric], **options)
+
         example = f'sqlmetrics.{metric}(con, "recs", truth="purchases")'
 
     function.__name__ = function.__qualname__ = metric

@@ -27,5 +27,7 @@ def quote_table_name(name: str) -> str:
     the name can end the identifier."""
     parts = name.split(".")
     if len(parts) > 3 or any(not p.strip() for p in parts):
-        raise UnknownTableError(f"{name!r} is not a table name (expected table, schema.table or db.schema.table)")
+        raise UnknownTableError(
+            f"{name!r} is not a table name (expected table, schema.table or db.schema.table)"
+        )
     return ".".join(quote_identifier(p.strip()) for p in parts)

@@ -35,7 +35,9 @@ def _grades(mapping: Mapping[str, float]) -> list[tuple[str, str]]:
         if not isinstance(action, str):
             raise ConventionError(f"action names must be strings, got {action!r}")
         if isinstance(grade, bool) or not isinstance(grade, Real) or not math.isfinite(grade):
-            raise ConventionError(f"the grade of action {action!r} must be a finite number, got {grade!r}")
+            raise ConventionError(
+                f"the grade of action {action!r} must be a finite number, got {grade!r}"
+            )
         out.append((quote_string(action), repr(float(grade))))
     return out
 
@@ -49,9 +51,16 @@ def _relevance(source: Source, names: ColumnNames, role: str, required: bool) ->
                 "e.g. relevance={'purchase': 3, 'add_to_cart': 2, 'view': 1}"
             )
         column = col.find_column(source, names.action, role, "action")
-        return {"kind": "action", "column": quote_identifier(column), "grades": _grades(names.relevance), "is_float": False}
+        return {
+            "kind": "action",
+            "column": quote_identifier(column),
+            "grades": _grades(names.relevance),
+            "is_float": False,
+        }
     if isinstance(names.relevance, Mapping):
-        raise ConventionError("relevance= as a mapping of actions to grades needs action='<column>'")
+        raise ConventionError(
+            "relevance= as a mapping of actions to grades needs action='<column>'"
+        )
     wanted = names.relevance or "relevance"
     try:
         column = col.find_column(source, wanted, role, "relevance")
@@ -61,7 +70,12 @@ def _relevance(source: Source, names: ColumnNames, role: str, required: bool) ->
             return {"kind": "constant", "column": None, "grades": [], "is_float": False}
         raise
     duck_type = col.require_numeric(source, column, role, "relevance", allow_bool=True)
-    return {"kind": "column", "column": quote_identifier(column), "grades": [], "is_float": col.is_float(duck_type)}
+    return {
+        "kind": "column",
+        "column": quote_identifier(column),
+        "grades": [],
+        "is_float": col.is_float(duck_type),
+    }
 
 
 def build_context(
@@ -102,9 +116,17 @@ def build_context(
     for i, name in enumerate(by):
         column = col.find_column(recs, name, "recs", "by")
         if column in taken:
-            raise ConventionError(f"by={name!r} names a column that is already the user, item or score")
+            raise ConventionError(
+                f"by={name!r} names a column that is already the user, item or score"
+            )
         taken.add(column)
-        groups.append({"alias": f"_g{i}", "column": quote_identifier(column), "name": quote_identifier(column)})
+        groups.append(
+            {
+                "alias": f"_g{i}",
+                "column": quote_identifier(column),
+                "name": quote_identifier(column),
+            }
+        )
 
     recs_ctx: dict[str, Any] = {
         "source": recs.sql,
@@ -118,7 +140,11 @@ def build_context(
     }
     truth_ctx = None
     if truth is None:
-        if names.action is None and names.relevance is None and "relevance" not in {c.lower() for c in recs.columns}:
+        if (
+            names.action is None
+            and names.relevance is None
+            and "relevance" not in {c.lower() for c in recs.columns}
+        ):
             raise MissingColumnError(
                 f"recs ({recs.label}) has no relevance column and no truth= table was given; pass "
                 "truth='<table of (user, item[, relevance])>', or relevance='<column>', or "
@@ -157,7 +183,12 @@ def build_context(
         "check_duplicates": conventions.check_duplicates,
         "per_user": per_user,
         "metrics": [
-            {"template": m.definition.template, "macro": m.name, "k": m.k, "column": quote_identifier(m.label)}
+            {
+                "template": m.definition.template,
+                "macro": m.name,
+                "k": m.k,
+                "column": quote_identifier(m.label),
+            }
             for m in metrics
         ],
     }

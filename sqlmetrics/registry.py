@@ -31,7 +31,9 @@ METRICS: dict[str, MetricDefinition] = {
         MetricDefinition("precision", _HITS, "hits@k / k"),
         MetricDefinition("recall", _HITS, "hits@k / R"),
         MetricDefinition("hit_rate", _HITS, "1 if hits@k > 0 else 0"),
-        MetricDefinition("mrr", _RR, "1 / position of the first hit (0 if none)", tie_averaged=False),
+        MetricDefinition(
+            "mrr", _RR, "1 / position of the first hit (0 if none)", tie_averaged=False
+        ),
         MetricDefinition("arhr", _RR, "sum over hits of 1 / position"),
         MetricDefinition("map", _AP, "(1/R) sum over hits at i of precision@i", tie_averaged=False),
         MetricDefinition("mar", _AP, "(1/R) sum over hits at i of recall@i", tie_averaged=False),

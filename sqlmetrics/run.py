@@ -29,4 +29,4 @@ def input_problem(exc: BaseException) -> str | None:
     start = message.find(_MARKER)
     if start < 0:
         return None
-    return message[start + len(_MARKER):].splitlines()[0].strip()
+    return message[start + len(_MARKER) :].splitlines()[0].strip()

@@ -85,7 +85,9 @@ def _known_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [r[0] for r in rows]
 
 
-def resolve(con: duckdb.DuckDBPyConnection, obj: Any, role: str, registrations: Registrations) -> Source:
+def resolve(
+    con: duckdb.DuckDBPyConnection, obj: Any, role: str, registrations: Registrations
+) -> Source:
     """Turn a user input into a Source; role is 'recs' or 'truth' (for messages)."""
     if isinstance(obj, Path):
         obj = str(obj)
@@ -122,7 +124,9 @@ def resolve(con: duckdb.DuckDBPyConnection, obj: Any, role: str, registrations: 
         con.register(name, obj)
         registrations.names.append(name)
         from_item = quote_identifier(name)
-        return Source(from_item, f"{role} {type(obj).__name__}", _describe(con, from_item), name, False)
+        return Source(
+            from_item, f"{role} {type(obj).__name__}", _describe(con, from_item), name, False
+        )
     raise UnknownTableError(
         f"{role} must be a table or view name, a DuckDB relation, a Parquet/CSV path, or a "
         f"pandas/polars DataFrame or pyarrow Table; got {type(obj).__name__}"

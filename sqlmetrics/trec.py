@@ -12,11 +12,13 @@ import pyarrow as pa
 from .errors import InvalidDataError
 
 
-def _lines(path: str | Path):
+def _lines(path: str | Path, indented_comments: bool):
+    """Numbered, split lines. A line that starts with '#' is a comment (trec_eval's run reader
+    also skips one whose first non-blank character is '#'); a '#' inside a docno is kept."""
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
-            # A line that starts with '#' is a comment; a '#' inside a docno is part of it.
-            if line.startswith("#") or not line.strip():
+            head = line.lstrip() if indented_comments else line
+            if head.startswith("#") or not line.strip():
                 continue
             yield number, line.split()
 
@@ -24,8 +26,8 @@ def _lines(path: str | Path):
 def read_run(path: str | Path) -> pa.Table:
     """Read a run file (`qid Q0 docno rank score tag`, extra columns ignored).
 
-    Columns: user_id (qid), item_id (docno), rank (as written; trec_eval ignores it and
-    orders by score), score (float64), run (the tag).
+    Columns: user_id (qid), item_id (docno), rank (as written, NULL when not an integer;
+    trec_eval ignores it and orders by score), score (float64), run (the tag).
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "run.txt")
@@ -34,13 +36,18 @@ def read_run(path: str | Path) -> pa.Table:
     [{'user_id': '301', 'item_id': 'doc1', 'rank': 1, 'score': 2.5, 'run': 'myrun'}]
     """
     users, items, ranks, scores, tags = [], [], [], [], []
-    for number, fields in _lines(path):
+    for number, fields in _lines(path, indented_comments=True):
         if len(fields) < 6:
-            raise InvalidDataError(f"{path}:{number}: a run line needs 6 fields (qid Q0 docno rank score tag)")
+            raise InvalidDataError(
+                f"{path}:{number}: a run line needs 6 fields (qid Q0 docno rank score tag)"
+            )
         try:
-            rank, score = int(fields[3]), float(fields[4])
+            score = float(fields[4])
         except ValueError:
-            raise InvalidDataError(f"{path}:{number}: rank and score must be numbers: {' '.join(fields)}") from None
+            raise InvalidDataError(
+                f"{path}:{number}: the score must be a number: {' '.join(fields)}"
+            ) from None
+        rank = int(fields[3]) if fields[3].lstrip("-").isdigit() else None
         users.append(fields[0])
         items.append(fields[2])
         ranks.append(rank)
@@ -63,13 +70,17 @@ def read_qrels(path: str | Path) -> pa.Table:
     Columns: user_id (qid), item_id (docno), relevance (int64; may be negative: not relevant).
     """
     users, items, rels = [], [], []
-    for number, fields in _lines(path):
+    for number, fields in _lines(path, indented_comments=False):
         if len(fields) != 4:
-            raise InvalidDataError(f"{path}:{number}: a qrels line needs 4 fields (qid iter docno rel)")
+            raise InvalidDataError(
+                f"{path}:{number}: a qrels line needs 4 fields (qid iter docno rel)"
+            )
         try:
             rel = int(fields[3])
         except ValueError:
-            raise InvalidDataError(f"{path}:{number}: relevance must be an integer: {fields[3]!r}") from None
+            raise InvalidDataError(
+                f"{path}:{number}: relevance must be an integer: {fields[3]!r}"
+            ) from None
         users.append(fields[0])
         items.append(fields[2])
         rels.append(rel)

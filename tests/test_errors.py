@@ -18,18 +18,29 @@ def evaluate(con, recs=RECS, metrics=("ndcg@10",), truth=TRUTH, **kw):
 
 def test_every_error_is_a_value_error():
     assert issubclass(sqlmetrics.SqlMetricsError, ValueError)
-    for name in ["UnknownMetricError", "InvalidCutoffError", "ConventionError", "UnknownTableError",
-                 "MissingColumnError", "ColumnTypeError", "InvalidDataError", "DuplicateRowError"]:
+    for name in [
+        "UnknownMetricError",
+        "InvalidCutoffError",
+        "ConventionError",
+        "UnknownTableError",
+        "MissingColumnError",
+        "ColumnTypeError",
+        "InvalidDataError",
+        "DuplicateRowError",
+    ]:
         assert issubclass(getattr(sqlmetrics, name), sqlmetrics.SqlMetricsError)
 
 
-@pytest.mark.parametrize("name, message", [
-    ("ndgc@10", "did you mean 'ndcg'"),
-    ("recal@5", "did you mean 'recall'"),
-    ("ndcg", "needs a cutoff"),
-    ("r_precision@5", "takes no cutoff"),
-    ("foo@3", "unknown metric"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("ndgc@10", "did you mean 'ndcg'"),
+        ("recal@5", "did you mean 'recall'"),
+        ("ndcg", "needs a cutoff"),
+        ("r_precision@5", "takes no cutoff"),
+        ("foo@3", "unknown metric"),
+    ],
+)
 def test_unknown_metric_names(con, name, message):
     with pytest.raises(sqlmetrics.UnknownMetricError, match=message):
         evaluate(con, metrics=[name])
@@ -81,13 +92,16 @@ def test_item_types_must_compare(con):
         evaluate(con, truth=TRUTH.set_column(1, "item_id", pa.array(["11", "10"])))
 
 
-@pytest.mark.parametrize("column, value, message", [
-    ("user_id", None, "NULL user_id"),
-    ("item_id", None, "NULL item_id for user_id = 1"),
-    ("score", None, "NULL score for user_id = 1"),
-    ("score", math.nan, "NaN or infinite score for user_id = 1"),
-    ("score", math.inf, "NaN or infinite score for user_id = 1"),
-])
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        ("user_id", None, "NULL user_id"),
+        ("item_id", None, "NULL item_id for user_id = 1"),
+        ("score", None, "NULL score for user_id = 1"),
+        ("score", math.nan, "NaN or infinite score for user_id = 1"),
+        ("score", math.inf, "NaN or infinite score for user_id = 1"),
+    ],
+)
 def test_bad_values_in_recs(con, column, value, message):
     data = RECS.to_pydict()
     data[column][0] = value
@@ -103,7 +117,9 @@ def test_null_relevance_means_zero(con):
 
 def test_duplicates_name_an_example(con):
     dup = pa.table({"user_id": [1, 1, 1], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.1]})
-    with pytest.raises(sqlmetrics.DuplicateRowError, match=r"recs .*duplicate.*user_id = 1, item_id = 10"):
+    with pytest.raises(
+        sqlmetrics.DuplicateRowError, match=r"recs .*duplicate.*user_id = 1, item_id = 10"
+    ):
         evaluate(con, recs=dup, metrics=["ndcg@1"])
     dup_truth = pa.table({"user_id": [2, 2], "item_id": [10, 10], "relevance": [1, 2]})
     with pytest.raises(sqlmetrics.DuplicateRowError, match=r"truth .*user_id = 2, item_id = 10"):
@@ -122,11 +138,21 @@ def test_tied_ranks_are_an_error(con):
         evaluate(con, recs=recs, rank="rank")
 
 
-@pytest.mark.parametrize("option", [
-    {"ties": "random"}, {"gain": "quadratic"}, {"empty": "drop"}, {"missing": "ignore"},
-    {"ap_denominator": "k"}, {"threshold": 0}, {"threshold": -1}, {"threshold": math.nan},
-    {"threshold": "1"}, {"check_duplicates": "yes"},
-])
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"ties": "random"},
+        {"gain": "quadratic"},
+        {"empty": "drop"},
+        {"missing": "ignore"},
+        {"ap_denominator": "k"},
+        {"threshold": 0},
+        {"threshold": -1},
+        {"threshold": math.nan},
+        {"threshold": "1"},
+        {"check_duplicates": "yes"},
+    ],
+)
 def test_bad_conventions(con, option):
     with pytest.raises(sqlmetrics.ConventionError):
         evaluate(con, **option)
@@ -154,12 +180,15 @@ def test_missing_file(con, tmp_path):
         sqlmetrics.evaluate(con, str(tmp_path / "absent.parquet"), ["ndcg@10"])
 
 
-@pytest.mark.parametrize("name", [
-    "events; DROP TABLE victim",
-    'events"; DROP TABLE victim; --',
-    "victim WHERE 1=1; DROP TABLE victim",
-    "read_parquet('x')",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "events; DROP TABLE victim",
+        'events"; DROP TABLE victim; --',
+        "victim WHERE 1=1; DROP TABLE victim",
+        "read_parquet('x')",
+    ],
+)
 def test_table_names_cannot_inject_sql(con, name):
     table(con, "victim", "x INTEGER", [(1,)])
     with pytest.raises(sqlmetrics.UnknownTableError):

@@ -9,11 +9,13 @@ import pytest
 import sqlmetrics
 from tests.conftest import table
 
-RECS = pa.table({
-    "user_id": [1, 1, 1, 2, 2, 3],
-    "item_id": [10, 11, 12, 10, 13, 14],
-    "score": [0.9, 0.8, 0.7, 0.5, 0.6, 0.1],
-})
+RECS = pa.table(
+    {
+        "user_id": [1, 1, 1, 2, 2, 3],
+        "item_id": [10, 11, 12, 10, 13, 14],
+        "score": [0.9, 0.8, 0.7, 0.5, 0.6, 0.1],
+    }
+)
 TRUTH = pa.table({"user_id": [1, 2, 2, 4], "item_id": [11, 10, 99, 10], "relevance": [2, 1, 3, 1]})
 METRICS = ["ndcg@2", "map@3", "recall@1", "precision@2"]
 
@@ -40,10 +42,14 @@ def test_arrow_input_matches_hand_computed_values(con, expected):
     ndcg_u1 = (2 / math.log2(3)) / 2
     ndcg_u2 = (1 / math.log2(3)) / (3 + 1 / math.log2(3))
     assert expected.column("ndcg@2")[0].as_py() == pytest.approx((ndcg_u1 + ndcg_u2) / 2, abs=1e-15)
-    assert expected.column("map@3")[0].as_py() == pytest.approx((1 / 2 + (1 / 2) / 2) / 2, abs=1e-15)
+    assert expected.column("map@3")[0].as_py() == pytest.approx(
+        (1 / 2 + (1 / 2) / 2) / 2, abs=1e-15
+    )
 
 
-@pytest.mark.parametrize("kind", ["table", "relation", "parquet", "csv", "pandas", "polars", "polars_lazy", "path"])
+@pytest.mark.parametrize(
+    "kind", ["table", "relation", "parquet", "csv", "pandas", "polars", "polars_lazy", "path"]
+)
 def test_every_input_kind_gives_the_same_table(con, expected, kind, tmp_path):
     if kind == "table":
         con.register("r_view", RECS)
@@ -57,6 +63,7 @@ def test_every_input_kind_gives_the_same_table(con, expected, kind, tmp_path):
         recs, truth = con.from_arrow(RECS).filter("true"), con.from_arrow(TRUTH)
     elif kind in ("parquet", "path"):
         import pyarrow.parquet as pq
+
         pq.write_table(RECS, tmp_path / "recs.parquet")
         pq.write_table(TRUTH, tmp_path / "truth.parquet")
         recs, truth = tmp_path / "recs.parquet", str(tmp_path / "truth.parquet")
@@ -80,6 +87,7 @@ def test_every_input_kind_gives_the_same_table(con, expected, kind, tmp_path):
 
 def test_parquet_glob(con, expected, tmp_path):
     import pyarrow.parquet as pq
+
     pq.write_table(RECS.slice(0, 3), tmp_path / "part-1.parquet")
     pq.write_table(RECS.slice(3), tmp_path / "part-2.parquet")
     out = sqlmetrics.evaluate(con, str(tmp_path / "part-*.parquet"), METRICS, truth=TRUTH)
@@ -113,13 +121,20 @@ def test_per_user_rows(con):
 
 
 def test_missing_and_empty_conventions(con):
-    truth = pa.table({"user_id": [1, 2, 4, 3], "item_id": [11, 10, 10, 14], "relevance": [2, 1, 1, 0]})
+    truth = pa.table(
+        {"user_id": [1, 2, 4, 3], "item_id": [11, 10, 10, 14], "relevance": [2, 1, 1, 0]}
+    )
     # user 3's only truth row has relevance 0: an "empty" user; user 4 has no recs: "missing".
     counts = {}
     for empty in ("zero", "skip"):
         for missing in ("skip", "zero"):
-            out = sqlmetrics.evaluate(con, RECS, ["recall@3"], truth=truth, empty=empty, missing=missing)
-            counts[empty, missing] = (out.column("users")[0].as_py(), out.column("recall@3")[0].as_py())
+            out = sqlmetrics.evaluate(
+                con, RECS, ["recall@3"], truth=truth, empty=empty, missing=missing
+            )
+            counts[empty, missing] = (
+                out.column("users")[0].as_py(),
+                out.column("recall@3")[0].as_py(),
+            )
     assert counts["zero", "skip"] == (3, pytest.approx(2 / 3))
     assert counts["skip", "skip"] == (2, 1.0)
     assert counts["zero", "zero"] == (4, 0.5)
@@ -145,13 +160,17 @@ def test_rank_column_orders_ascending(con):
 
 def test_tie_orders(con):
     recs = pa.table({"user_id": [1] * 3, "item_id": [9, 10, 100], "score": [1.0, 1.0, 1.0]})
-    for item, expected in [(100, {"item_desc": 1.0, "item_asc": 1 / 3, "trec_eval": 1 / 2}),
-                           (9, {"item_desc": 1 / 3, "item_asc": 1.0, "trec_eval": 1.0})]:
+    for item, expected in [
+        (100, {"item_desc": 1.0, "item_asc": 1 / 3, "trec_eval": 1 / 2}),
+        (9, {"item_desc": 1 / 3, "item_asc": 1.0, "trec_eval": 1.0}),
+    ]:
         truth = pa.table({"user_id": [1], "item_id": [item], "relevance": [1]})
         for ties, mrr in expected.items():
             out = sqlmetrics.evaluate(con, recs, ["mrr@3"], truth=truth, ties=ties)
             assert out.column("mrr@3")[0].as_py() == pytest.approx(mrr), (item, ties)
-        average = sqlmetrics.evaluate(con, recs, ["precision@1", "hit_rate@1"], truth=truth, ties="average")
+        average = sqlmetrics.evaluate(
+            con, recs, ["precision@1", "hit_rate@1"], truth=truth, ties="average"
+        )
         assert average.column("precision@1")[0].as_py() == pytest.approx(1 / 3)
         assert average.column("hit_rate@1")[0].as_py() == pytest.approx(1 / 3)
 
@@ -162,8 +181,12 @@ def test_truth_without_relevance_column_is_binary(con):
 
 
 def test_custom_column_names_and_boolean_relevance(con):
-    recs = pa.table({"uid": ["x", "x"], "sku": ["a", "b"], "pred": [0.2, 0.9], "clicked": [True, False]})
-    out = sqlmetrics.evaluate(con, recs, ["mrr@2"], user="uid", item="sku", score="pred", relevance="clicked")
+    recs = pa.table(
+        {"uid": ["x", "x"], "sku": ["a", "b"], "pred": [0.2, 0.9], "clicked": [True, False]}
+    )
+    out = sqlmetrics.evaluate(
+        con, recs, ["mrr@2"], user="uid", item="sku", score="pred", relevance="clicked"
+    )
     assert out.column("mrr@2")[0].as_py() == 0.5
 
 

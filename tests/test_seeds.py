@@ -12,8 +12,12 @@ from tests.conftest import table
 
 def one_user_list(con, relevances, name="events"):
     """A single-table log: one user, items ranked in the given order with these relevances."""
-    rows = [("u", f"i{pos}", float(len(relevances) - pos), rel) for pos, rel in enumerate(relevances)]
-    return table(con, name, "user_id VARCHAR, item_id VARCHAR, score DOUBLE, relevance DOUBLE", rows)
+    rows = [
+        ("u", f"i{pos}", float(len(relevances) - pos), rel) for pos, rel in enumerate(relevances)
+    ]
+    return table(
+        con, name, "user_id VARCHAR, item_id VARCHAR, score DOUBLE, relevance DOUBLE", rows
+    )
 
 
 def value(result, column):
@@ -38,16 +42,26 @@ def test_seed_000_exponential_gain_variant(con):
     rels = [1, 4, 2, 3, 5, 0]
     one_user_list(con, rels)
     out = sqlmetrics.evaluate(con, "events", ["dcg@6"], gain="exponential")
-    assert value(out, "dcg@6") == pytest.approx(sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(rels)))
+    assert value(out, "dcg@6") == pytest.approx(
+        sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(rels))
+    )
 
 
 def test_seed_001_ndcg_at_3_is_0_950_not_the_printed_0_94(con):
     # Recommender order d10 (rel 3), d3 (rel 4), d1 (rel 3); ideal order 4, 3, 3.
     # The seed prints 7.02 / 7.4 = 0.94 from rounded sums; exact is 7.0237 / 7.3928 = 0.9501.
-    table(con, "recs", "user_id VARCHAR, item_id VARCHAR, score DOUBLE",
-          [("u", "d10", 3.0), ("u", "d3", 2.0), ("u", "d1", 1.0)])
-    table(con, "truth", "user_id VARCHAR, item_id VARCHAR, relevance INTEGER",
-          [("u", "d10", 3), ("u", "d3", 4), ("u", "d1", 3)])
+    table(
+        con,
+        "recs",
+        "user_id VARCHAR, item_id VARCHAR, score DOUBLE",
+        [("u", "d10", 3.0), ("u", "d3", 2.0), ("u", "d1", 1.0)],
+    )
+    table(
+        con,
+        "truth",
+        "user_id VARCHAR, item_id VARCHAR, relevance INTEGER",
+        [("u", "d10", 3), ("u", "d3", 4), ("u", "d1", 3)],
+    )
     out = sqlmetrics.evaluate(con, "recs", ["dcg@3", "idcg@3", "ndcg@3"], truth="truth")
     assert value(out, "dcg@3") == pytest.approx(3 + 4 / math.log2(3) + 3 / 2, abs=1e-12)
     assert value(out, "dcg@3") == pytest.approx(7.02, abs=0.005)
@@ -70,17 +84,25 @@ def test_seed_002_cg_dcg_ndcg_of_2_0_3_2(con):
 
 def test_seed_002_ideal_arrangement_has_ndcg_1(con):
     one_user_list(con, [3, 2, 2, 0])
-    assert value(sqlmetrics.evaluate(con, "events", ["ndcg@4"]), "ndcg@4") == pytest.approx(1.0, abs=1e-15)
+    assert value(sqlmetrics.evaluate(con, "events", ["ndcg@4"]), "ndcg@4") == pytest.approx(
+        1.0, abs=1e-15
+    )
 
 
 def test_seed_003_implicit_feedback_ndcg_at_5(con):
     # k = 5, actual_set = {3, 4}, pred = [6, 3, 8, 4, 5]; binary relevance (a truth table of
     # (user, item) pairs without a relevance column: every row is relevant).
-    table(con, "pred", "user_id INTEGER, item_id INTEGER, score DOUBLE",
-          [(1, item, 5.0 - pos) for pos, item in enumerate([6, 3, 8, 4, 5])])
+    table(
+        con,
+        "pred",
+        "user_id INTEGER, item_id INTEGER, score DOUBLE",
+        [(1, item, 5.0 - pos) for pos, item in enumerate([6, 3, 8, 4, 5])],
+    )
     table(con, "actual", "user_id INTEGER, item_id INTEGER", [(1, 3), (1, 4)])
     for gain in ("linear", "exponential"):  # 2^1 - 1 = 1: the paper's formula gives the same
-        out = sqlmetrics.evaluate(con, "pred", ["idcg@5", "dcg@5", "ndcg@5"], truth="actual", gain=gain)
+        out = sqlmetrics.evaluate(
+            con, "pred", ["idcg@5", "dcg@5", "ndcg@5"], truth="actual", gain=gain
+        )
         assert round(value(out, "idcg@5"), 4) == 1.6309
         assert round(value(out, "dcg@5"), 4) == 1.0616
         assert round(value(out, "ndcg@5"), 4) == 0.6509
@@ -88,33 +110,72 @@ def test_seed_003_implicit_feedback_ndcg_at_5(con):
 
 def test_seed_004_ndcg_with_action_grades(con):
     # Purchase = 3, add-to-cart = 2, view = 1, no interaction = 0; top 5 = A, B, C, D, E.
-    table(con, "events", "user_id VARCHAR, item_id VARCHAR, score DOUBLE, event_type VARCHAR",
-          [("u", "A", 5.0, "purchase"), ("u", "B", 4.0, "view"), ("u", "C", 3.0, None),
-           ("u", "D", 2.0, "add_to_cart"), ("u", "E", 1.0, "impression")])
+    table(
+        con,
+        "events",
+        "user_id VARCHAR, item_id VARCHAR, score DOUBLE, event_type VARCHAR",
+        [
+            ("u", "A", 5.0, "purchase"),
+            ("u", "B", 4.0, "view"),
+            ("u", "C", 3.0, None),
+            ("u", "D", 2.0, "add_to_cart"),
+            ("u", "E", 1.0, "impression"),
+        ],
+    )
     grades = {"purchase": 3, "add_to_cart": 2, "view": 1}
-    out = sqlmetrics.evaluate(con, "events", ["dcg@5", "idcg@5", "ndcg@5"], relevance=grades, action="event_type")
+    out = sqlmetrics.evaluate(
+        con, "events", ["dcg@5", "idcg@5", "ndcg@5"], relevance=grades, action="event_type"
+    )
     assert round(value(out, "dcg@5"), 3) == 4.492
     assert round(value(out, "idcg@5"), 3) == 4.762
     assert round(value(out, "ndcg@5"), 3) == 0.943
 
 
 def test_seed_004_action_grades_from_a_truth_log_keep_the_highest(con):
-    table(con, "recs", "user_id VARCHAR, item_id VARCHAR, score DOUBLE",
-          [("u", x, 5.0 - i) for i, x in enumerate("ABCDE")])
+    table(
+        con,
+        "recs",
+        "user_id VARCHAR, item_id VARCHAR, score DOUBLE",
+        [("u", x, 5.0 - i) for i, x in enumerate("ABCDE")],
+    )
     # the truth log has several actions per (user, item): the highest grade counts
-    table(con, "actions", "user_id VARCHAR, item_id VARCHAR, event_type VARCHAR",
-          [("u", "A", "view"), ("u", "A", "purchase"), ("u", "B", "view"),
-           ("u", "D", "view"), ("u", "D", "add_to_cart")])
-    out = sqlmetrics.evaluate(con, "recs", ["ndcg@5"], truth="actions",
-                              relevance={"purchase": 3, "add_to_cart": 2, "view": 1}, action="event_type")
+    table(
+        con,
+        "actions",
+        "user_id VARCHAR, item_id VARCHAR, event_type VARCHAR",
+        [
+            ("u", "A", "view"),
+            ("u", "A", "purchase"),
+            ("u", "B", "view"),
+            ("u", "D", "view"),
+            ("u", "D", "add_to_cart"),
+        ],
+    )
+    out = sqlmetrics.evaluate(
+        con,
+        "recs",
+        ["ndcg@5"],
+        truth="actions",
+        relevance={"purchase": 3, "add_to_cart": 2, "view": 1},
+        action="event_type",
+    )
     assert round(value(out, "ndcg@5"), 3) == 0.943
 
 
 def test_seed_004_recall_at_5(con):
     # relevant {A, B, C, D}; top 5 = A, X, Y, C, Z: 2 of 4 found.
-    table(con, "recs", "user_id VARCHAR, item_id VARCHAR, score DOUBLE",
-          [("u", x, 5.0 - i) for i, x in enumerate("AXYCZ")])
-    table(con, "truth", "user_id VARCHAR, item_id VARCHAR, relevance INTEGER", [("u", x, 1) for x in "ABCD"])
+    table(
+        con,
+        "recs",
+        "user_id VARCHAR, item_id VARCHAR, score DOUBLE",
+        [("u", x, 5.0 - i) for i, x in enumerate("AXYCZ")],
+    )
+    table(
+        con,
+        "truth",
+        "user_id VARCHAR, item_id VARCHAR, relevance INTEGER",
+        [("u", x, 1) for x in "ABCD"],
+    )
     out = sqlmetrics.evaluate(con, "recs", ["recall@5", "precision@5", "hit_rate@5"], truth="truth")
     assert value(out, "recall@5") == 0.5
     assert value(out, "precision@5") == 2 / 5

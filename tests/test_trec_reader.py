@@ -96,13 +96,25 @@ def test_run_junk_after_tag_is_ignored(tmp_path):
         pytest.param("301 Q0 doc1 1 2.5", id="five-fields"),
         pytest.param("301 Q0 doc1", id="three-fields"),
         pytest.param("301 Q0 doc1 1 high tag", id="text-score"),
-        pytest.param("301 Q0 doc1 first 2.5 tag", id="text-rank"),
     ],
 )
 def test_malformed_run_line_raises(tmp_path, line):
     path = write(tmp_path, f"301 Q0 ok 1 3.0 tag\n{line}\n")
     with pytest.raises(sqlmetrics.InvalidDataError, match=":2:"):
         sqlmetrics.read_run(path)
+
+
+def test_run_rank_column_is_not_needed(tmp_path):
+    # trec_eval never reads the rank column: a non-integer rank is kept as NULL
+    path = write(tmp_path, "301 Q0 d1 - 2.0 tag\n301 Q0 d2 7 1.0 tag\n")
+    table = sqlmetrics.read_run(path)
+    assert table.column("rank").to_pylist() == [None, 7]
+    assert table.column("score").to_pylist() == [2.0, 1.0]
+
+
+def test_run_indented_comment_lines_are_skipped(tmp_path):
+    path = write(tmp_path, "  # indented comment line here x\n301 Q0 d1 1 2.0 tag\n")
+    assert sqlmetrics.read_run(path).column("item_id").to_pylist() == ["d1"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,213 @@
+"""A plain-Python reference implementation of sqlmetrics' metrics and conventions.
+
+Written from the definitions only (no sqlmetrics import), to be slow and obvious:
+
+* a user's list is sorted in Python with the chosen tie order;
+* ties="average" enumerates every order of the tied items (brute force) and averages;
+* every metric is computed from the list of relevance grades the user sees, top first.
+
+Rows are plain dicts: recs rows {"user", "item", "score"[, "group"][, "relevance"]},
+truth rows {"user", "item", "relevance"}.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+
+CUTOFF_METRICS = (
+    "cg", "dcg", "idcg", "ndcg", "precision", "recall", "hit_rate", "mrr", "arhr", "map", "mar",
+)
+ALL_METRICS = (*CUTOFF_METRICS, "r_precision")
+# Metrics defined under ties="average" (the others are order statistics that it refuses).
+TIE_AVERAGED = ("cg", "dcg", "idcg", "ndcg", "precision", "recall", "hit_rate", "arhr")
+
+
+def parse(label: str) -> tuple[str, int | None]:
+    """'ndcg@10' -> ('ndcg', 10); 'r_precision' -> ('r_precision', None)."""
+    name, _, k = label.partition("@")
+    return name, (int(k) if k else None)
+
+
+def gain_of(rel: float, gain: str) -> float:
+    if rel <= 0:
+        return 0.0
+    return float(rel) if gain == "linear" else 2.0**rel - 1.0
+
+
+def dcg_of(gains: list[float]) -> float:
+    return sum(g / math.log2(i + 1) for i, g in enumerate(gains, start=1))
+
+
+def metric(
+    label: str,
+    seen: list[float],
+    truth_rels: list[float],
+    *,
+    threshold: float = 1,
+    gain: str = "linear",
+    ap_denominator: str = "relevant",
+) -> float:
+    """One metric for one user.
+
+    seen: the relevance grade of each item of the user's list, top first (0 if unjudged).
+    truth_rels: the grades of ALL the user's truth rows (recommended or not).
+    """
+    name, k = parse(label)
+    relevant = [r >= threshold for r in seen]
+    R = sum(1 for r in truth_rels if r >= threshold)
+
+    if name == "r_precision":
+        return sum(relevant[:R]) / R if R else 0.0
+
+    top_gains = [gain_of(r, gain) for r in seen[:k]]
+    hits = [i for i, is_rel in enumerate(relevant[:k], start=1) if is_rel]  # hit positions
+    ideal = sorted((gain_of(r, gain) for r in truth_rels), reverse=True)[:k]
+
+    if name == "cg":
+        return sum(top_gains)
+    if name == "dcg":
+        return dcg_of(top_gains)
+    if name == "idcg":
+        return dcg_of(ideal)
+    if name == "ndcg":
+        idcg = dcg_of(ideal)
+        return dcg_of(top_gains) / idcg if idcg > 0 else 0.0
+    if name == "precision":
+        return len(hits) / k
+    if name == "recall":
+        return len(hits) / R if R else 0.0
+    if name == "hit_rate":
+        return 1.0 if hits else 0.0
+    if name == "mrr":
+        return 1.0 / hits[0] if hits else 0.0
+    if name == "arhr":
+        return sum(1.0 / p for p in hits)
+    if name == "map":
+        denominator = R if ap_denominator == "relevant" else min(R, k)
+        # the n-th hit, at position p, has precision@p = n / p
+        return sum(n / p for n, p in enumerate(hits, start=1)) / denominator if denominator else 0.0
+    if name == "mar":
+        # the n-th hit has recall@p = n / R
+        return sum(n / R for n, _ in enumerate(hits, start=1)) / R if R else 0.0
+    raise ValueError(f"unknown metric {label!r}")
+
+
+def ranking(scores: dict, ties: str) -> list:
+    """The user's items, best first, under an exact tie order."""
+    if ties == "item_desc":
+        return sorted(scores, key=lambda item: (scores[item], item), reverse=True)
+    if ties == "item_asc":
+        return sorted(scores, key=lambda item: (-scores[item], item))
+    if ties == "trec_eval":
+        return sorted(scores, key=lambda item: (scores[item], str(item)), reverse=True)
+    raise ValueError(f"not an exact tie order: {ties!r}")
+
+
+def all_orders(scores: dict) -> list[list]:
+    """Every order of the items that respects the scores: tied items in any order."""
+    groups = [
+        [item for item in scores if scores[item] == s]
+        for s in sorted(set(scores.values()), reverse=True)
+    ]
+    orders = []
+    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
+        orders.append([item for part in parts for item in part])
+    return orders
+
+
+def user_metrics(
+    scores: dict,
+    judgments: dict,
+    metrics: list[str],
+    *,
+    ties: str = "item_desc",
+    threshold: float = 1,
+    gain: str = "linear",
+    ap_denominator: str = "relevant",
+) -> dict[str, float]:
+    """Every requested metric for one user: scores {item: score}, judgments {item: rel}."""
+    options = {"threshold": threshold, "gain": gain, "ap_denominator": ap_denominator}
+    truth_rels = list(judgments.values())
+    if ties != "average":
+        seen = [judgments.get(item, 0) for item in ranking(scores, ties)]
+        return {m: metric(m, seen, truth_rels, **options) for m in metrics}
+    for m in metrics:
+        if parse(m)[0] not in TIE_AVERAGED:
+            raise ValueError(f"{m} is not defined under ties='average'")
+    # The expectation over all tie orders. Metrics only depend on the grades seen, so every
+    # distinct sequence of grades is counted as often as it occurs among the orders.
+    counts: dict[tuple, int] = defaultdict(int)
+    for order in all_orders(scores):
+        counts[tuple(judgments.get(item, 0) for item in order)] += 1
+    total = sum(counts.values())
+    return {
+        m: sum(n * metric(m, list(seen), truth_rels, **options) for seen, n in counts.items()) / total
+        for m in metrics
+    }
+
+
+def evaluate(
+    recs: list[dict],
+    metrics: list[str],
+    truth: list[dict] | None = None,
+    *,
+    ties: str = "item_desc",
+    threshold: float = 1,
+    gain: str = "linear",
+    empty: str = "zero",
+    missing: str = "skip",
+    ap_denominator: str = "relevant",
+) -> tuple[dict, dict]:
+    """Evaluate like sqlmetrics.evaluate.
+
+    Returns (per_user, aggregate): per_user maps (group, user) to {metric: value};
+    aggregate maps group to {"users": n, metric: mean}. The group is None without groups
+    (rows without a "group" key).
+    """
+    lists: dict[tuple, dict] = defaultdict(dict)  # (group, user) -> {item: score}
+    for row in recs:
+        lists[(row.get("group"), row["user"])][row["item"]] = row["score"]
+
+    evaluated: dict[tuple, tuple[dict, dict]] = {}  # (group, user) -> (scores, judgments)
+    if truth is None:
+        # single-table mode: the user's own rows are the truth
+        judgments: dict[tuple, dict] = defaultdict(dict)
+        for row in recs:
+            judgments[(row.get("group"), row["user"])][row["item"]] = row["relevance"]
+        for key, scores in lists.items():
+            evaluated[key] = (scores, judgments[key])
+    else:
+        by_user: dict = defaultdict(dict)
+        for row in truth:
+            by_user[row["user"]][row["item"]] = row["relevance"]
+        for (group, user), scores in lists.items():
+            if user in by_user:  # recs users without truth are not evaluated
+                evaluated[(group, user)] = (scores, by_user[user])
+        if missing == "zero":  # truth users absent from a group's recs: an empty list
+            for group in {group for group, _ in lists}:
+                for user, judged in by_user.items():
+                    evaluated.setdefault((group, user), ({}, judged))
+
+    if empty == "skip":
+        evaluated = {
+            key: (scores, judged)
+            for key, (scores, judged) in evaluated.items()
+            if any(r >= threshold for r in judged.values())
+        }
+
+    per_user = {
+        key: user_metrics(
+            scores, judged, metrics, ties=ties, threshold=threshold, gain=gain,
+            ap_denominator=ap_denominator,
+        )
+        for key, (scores, judged) in evaluated.items()
+    }
+    aggregate: dict = {}
+    for group in sorted({group for group, _ in per_user}, key=repr):
+        rows = [values for (g, _), values in per_user.items() if g == group]
+        aggregate[group] = {"users": len(rows)}
+        for m in metrics:
+            aggregate[group][m] = math.fsum(row[m] for row in rows) / len(rows)
+    return per_user, aggregate

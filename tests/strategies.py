@@ -1,0 +1,120 @@
+"""Hypothesis strategies for random evaluation data.
+
+The data are small but awkward on purpose: few distinct scores (exact ties are common),
+graded relevance 0..3 with some negative grades, users without any relevant item, truth items
+never recommended, recs users without truth, truth users without recs, and item ids that are
+either strings or integers whose text order differs from their numeric order (9 vs 10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+from hypothesis import strategies as st
+
+SCORES = (-0.5, 0.0, 0.25, 0.5, 1.0)  # few values: ties everywhere
+GRADES = (-1, 0, 0, 1, 1, 2, 3)  # graded relevance, some negative
+NON_RELEVANT = (-1, 0)
+INT_ITEMS = (1, 2, 9, 10, 11, 20, 100, 3)  # text order: "9" > "3" > "20" > "2" > "11" > ...
+STR_ITEMS = ("a", "b", "B", "d1", "d10", "d9", "x", "Z")
+GROUPS = ("m1", "m2")
+
+
+@dataclass
+class EvalData:
+    """recs rows {"user", "item", "score"[, "group"][, "relevance"]}; truth rows
+    {"user", "item", "relevance"} or None in single-table mode (recs carry the relevance)."""
+
+    recs: list[dict]
+    truth: list[dict] | None
+    item_type: pa.DataType
+    grouped: bool
+
+    def recs_table(self, rows: list[dict] | None = None) -> pa.Table:
+        rows = self.recs if rows is None else rows
+        columns = {
+            "user_id": pa.array([r["user"] for r in rows], pa.int64()),
+            "item_id": pa.array([r["item"] for r in rows], self.item_type),
+            "score": pa.array([r["score"] for r in rows], pa.float64()),
+        }
+        if self.grouped:
+            columns["model"] = pa.array([r["group"] for r in rows], pa.string())
+        if self.truth is None:
+            columns["relevance"] = pa.array([r["relevance"] for r in rows], pa.float64())
+        return pa.table(columns)
+
+    def truth_table(self, rows: list[dict] | None = None) -> pa.Table | None:
+        if self.truth is None:
+            return None
+        rows = self.truth if rows is None else rows
+        return pa.table(
+            {
+                "user_id": pa.array([r["user"] for r in rows], pa.int64()),
+                "item_id": pa.array([r["item"] for r in rows], self.item_type),
+                "relevance": pa.array([r["relevance"] for r in rows], pa.int64()),
+            }
+        )
+
+
+@st.composite
+def scored_list(draw, pool, max_items, scores=SCORES, min_items=1, all_tied=None):
+    """{item: score} for one user."""
+    items = draw(st.lists(st.sampled_from(pool), min_size=min_items, max_size=max_items, unique=True))
+    if all_tied is None:
+        all_tied = draw(st.integers(0, 7)) == 0
+    if all_tied:
+        score = draw(st.sampled_from(scores))
+        return {item: score for item in items}
+    return {item: draw(st.sampled_from(scores)) for item in items}
+
+
+@st.composite
+def graded(draw, items, grades=GRADES):
+    """{item: grade}; sometimes no relevant item at all."""
+    if draw(st.integers(0, 5)) == 0:
+        grades = NON_RELEVANT
+    return {item: draw(st.sampled_from(grades)) for item in items}
+
+
+@st.composite
+def eval_data(draw, *, single_table=None, grouped=None, string_ids=None, max_items=6):
+    """A random evaluation: recs (with relevance in single-table mode) and perhaps truth."""
+    single_table = draw(st.booleans()) if single_table is None else single_table
+    grouped = draw(st.booleans()) if grouped is None else grouped
+    string_ids = draw(st.booleans()) if string_ids is None else string_ids
+    pool = STR_ITEMS if string_ids else INT_ITEMS
+    item_type = pa.string() if string_ids else pa.int64()
+    users = draw(st.lists(st.integers(1, 9), min_size=1, max_size=5, unique=True))
+    groups = GROUPS if grouped else (None,)
+
+    recs, truth = [], []
+    for user in users:
+        # both, recs only (no truth), truth only (no recs)
+        kind = draw(st.sampled_from(("both", "both", "both", "recs", "truth")))
+        if single_table:
+            kind = "recs"
+        if kind in ("both", "recs"):
+            for group in groups:
+                if grouped and draw(st.integers(0, 3)) == 0:
+                    continue  # absent from this group
+                scores = draw(scored_list(pool, max_items))
+                grades = draw(graded(list(scores))) if single_table else {}
+                for item, score in scores.items():
+                    row = {"user": user, "item": item, "score": score}
+                    if grouped:
+                        row["group"] = group
+                    if single_table:
+                        row["relevance"] = grades[item]
+                    recs.append(row)
+        if kind in ("both", "truth") and not single_table:
+            # an independent draw from the small pool: overlaps the list in part, and holds
+            # items never recommended
+            items = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6, unique=True))
+            for item, grade in draw(graded(items)).items():
+                truth.append({"user": user, "item": item, "relevance": grade})
+    rows = draw(st.permutations(recs))
+    return EvalData(list(rows), None if single_table else truth, item_type, grouped)
+
+
+cutoffs = st.lists(st.integers(1, 7), min_size=1, max_size=3, unique=True).map(sorted)

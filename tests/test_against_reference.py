@@ -1,0 +1,145 @@
+"""sqlmetrics against the plain-Python reference (tests/reference.py), on random data.
+
+Every metric at several cutoffs, per user and aggregated, under every convention value, in
+single-table and truth-table mode, with and without `by` groups."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pytest
+import reference
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import cutoffs, eval_data
+
+import sqlmetrics
+
+CON = duckdb.connect()
+SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+CASES = [
+    pytest.param({}, id="defaults"),
+    pytest.param({"ties": "item_asc"}, id="ties-item_asc"),
+    pytest.param({"ties": "trec_eval"}, id="ties-trec_eval"),
+    pytest.param({"ties": "average"}, id="ties-average"),
+    pytest.param({"ties": "average", "gain": "exponential", "threshold": 2}, id="average-exp-t2"),
+    pytest.param({"gain": "exponential"}, id="gain-exponential"),
+    pytest.param({"empty": "skip"}, id="empty-skip"),
+    pytest.param({"missing": "zero"}, id="missing-zero"),
+    pytest.param({"missing": "zero", "empty": "skip", "ties": "item_asc"}, id="missing-zero-empty-skip"),
+    pytest.param({"ap_denominator": "min_k"}, id="ap-min_k"),
+    pytest.param({"threshold": 2}, id="threshold-2"),
+    pytest.param({"threshold": 2, "empty": "skip", "ties": "trec_eval"}, id="threshold-2-empty-skip"),
+]
+
+
+def metric_names(ks: list[int], ties: str, with_r_precision: bool) -> list[str]:
+    names = reference.TIE_AVERAGED if ties == "average" else reference.CUTOFF_METRICS
+    labels = [f"{name}@{k}" for name in names for k in ks]
+    if with_r_precision and ties != "average":
+        labels.append("r_precision")  # no cutoff: the library sorts whole lists
+    return labels
+
+
+def close(actual, expected) -> bool:
+    return actual is not None and math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def run(data, metrics, per_user, frame, **conventions) -> list[dict]:
+    recs, truth = data.recs_table(), data.truth_table()
+    if frame == "polars":
+        recs = pl.from_arrow(recs)
+        truth = None if truth is None else pl.from_arrow(truth)
+    table = sqlmetrics.evaluate(
+        CON, recs, metrics, truth=truth, by="model" if data.grouped else None,
+        per_user=per_user, **conventions,
+    )
+    assert isinstance(table, pa.Table)
+    return table.to_pylist()
+
+
+def check_against_reference(data, metrics, frame, conventions):
+    expected_users, expected_groups = reference.evaluate(
+        data.recs, metrics, data.truth, **conventions
+    )
+
+    # per user
+    rows = run(data, metrics, True, frame, **conventions)
+    actual_users = {(row.get("model"), row["user_id"]): row for row in rows}
+    assert len(actual_users) == len(rows), "a (group, user) pair is reported twice"
+    assert set(actual_users) == set(expected_users)
+    for key, expected in expected_users.items():
+        wrong = {
+            m: (actual_users[key][m], expected[m])
+            for m in metrics
+            if not close(actual_users[key][m], expected[m])
+        }
+        assert not wrong, f"(group, user) = {key}: (sqlmetrics, reference) = {wrong}"
+
+    # aggregated: users and macro means, per group
+    rows = run(data, metrics, False, frame, **conventions)
+    if not data.grouped and not expected_groups:
+        assert [row["users"] for row in rows] == [0]
+        return
+    actual_groups = {row.get("model"): row for row in rows}
+    assert set(actual_groups) == set(expected_groups)
+    for group, expected in expected_groups.items():
+        assert actual_groups[group]["users"] == expected["users"]
+        wrong = {
+            m: (actual_groups[group][m], expected[m])
+            for m in metrics
+            if not close(actual_groups[group][m], expected[m])
+        }
+        assert not wrong, f"group {group}: (sqlmetrics, reference) = {wrong}"
+
+
+@pytest.mark.parametrize("conventions", CASES)
+@SETTINGS
+@given(
+    data=eval_data(),
+    ks=cutoffs,
+    with_r_precision=st.booleans(),
+    frame=st.sampled_from(["arrow", "polars"]),
+)
+def test_matches_reference(conventions, data, ks, with_r_precision, frame):
+    metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
+    check_against_reference(data, metrics, frame, conventions)
+
+
+@SETTINGS
+@given(
+    data=eval_data(string_ids=False),
+    ks=cutoffs,
+    ties=st.sampled_from(["item_desc", "item_asc", "trec_eval"]),
+)
+def test_tie_orders_with_integer_ids(data, ks, ties):
+    """Integer ids: trec_eval compares them as text ("9" > "10"), the others as numbers."""
+    check_against_reference(data, metric_names(ks, ties, True), "arrow", {"ties": ties})
+
+
+@pytest.mark.parametrize(
+    ("ties", "first"), [("item_desc", 10), ("item_asc", 9), ("trec_eval", 9)]
+)
+def test_tie_order_nine_versus_ten(ties, first):
+    """Items 9 and 10 tie; only item `first` is relevant, so precision@1 tells who is first."""
+    recs = pa.table({"user_id": [1, 1], "item_id": [9, 10], "score": [0.5, 0.5]})
+    truth = pa.table({"user_id": [1], "item_id": [first], "relevance": [1]})
+    table = sqlmetrics.evaluate(CON, recs, ["precision@1"], truth=truth, ties=ties)
+    assert table.to_pylist() == [{"users": 1, "precision@1": 1.0}]
+    recs_rows = [{"user": 1, "item": 9, "score": 0.5}, {"user": 1, "item": 10, "score": 0.5}]
+    truth_rows = [{"user": 1, "item": first, "relevance": 1}]
+    _, expected = reference.evaluate(recs_rows, ["precision@1"], truth_rows, ties=ties)
+    assert expected[None]["precision@1"] == 1.0
+
+
+@pytest.mark.parametrize("metric", ["mrr@3", "map@3", "mar@3", "r_precision"])
+def test_average_ties_refuse_order_statistics(metric):
+    recs = pa.table({"user_id": [1], "item_id": ["a"], "score": [1.0], "relevance": [1]})
+    with pytest.raises(sqlmetrics.ConventionError):
+        sqlmetrics.evaluate(CON, recs, ["ndcg@3", metric], ties="average")

@@ -1,0 +1,107 @@
+"""Build a realistic e-commerce warehouse in a DuckDB file: users, days, two recommendation
+models in an A/B test, impressions with positions, and view / add_to_cart / purchase events
+with a position bias, so that the two models' metrics really differ.
+
+    python warehouse_examples/make_warehouse.py --users 5000 --days 7 --db warehouse.duckdb
+
+Everything is generated inside DuckDB (no Python loops), so --users 1000000 works too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import duckdb
+
+GENERATE = """
+SELECT setseed(0.42);
+
+CREATE OR REPLACE TABLE items AS
+SELECT item_id, 1.0 / pow(item_id + 10, 0.6) AS popularity
+FROM range(1, $n_items + 1) t(item_id);
+
+-- each user is assigned to one arm of the A/B test
+CREATE OR REPLACE TABLE users AS
+SELECT user_id, CASE WHEN hash(user_id) % 2 = 0 THEN 'A' ELSE 'B' END AS model
+FROM range(1, $n_users + 1) t(user_id);
+
+-- candidate items per user and day with a hidden true affinity
+CREATE OR REPLACE TABLE candidates AS
+SELECT DATE '2026-11-01' + CAST(d AS INTEGER) AS day, u.user_id, u.model,
+       (hash(u.user_id, d, c) % $n_items) + 1 AS item_id,
+       random() AS affinity
+FROM users u, range($days) t(d), range($candidates) s(c);
+
+-- model B's score tracks the true affinity more closely than model A's
+CREATE OR REPLACE TABLE recommendations AS
+SELECT day, model, user_id, item_id,
+       round(CASE model WHEN 'A' THEN 0.35 * affinity + 0.65 * random()
+                        ELSE 0.75 * affinity + 0.25 * random() END, 4) AS score
+FROM (SELECT DISTINCT ON (day, user_id, item_id) * FROM candidates);
+
+-- impressions: the top 20 shown, with their screen position
+CREATE OR REPLACE TABLE impressions AS
+SELECT day, model, user_id, item_id, score,
+       row_number() OVER (PARTITION BY day, user_id ORDER BY score DESC, item_id DESC) AS position
+FROM recommendations
+QUALIFY position <= 20;
+
+-- actions: on shown items, more likely for high affinity and near the top (position bias);
+-- plus organic actions (search, browsing) on any candidate the user likes, shown or not
+CREATE OR REPLACE TABLE events AS
+WITH shown AS (
+    SELECT i.day, i.user_id, i.item_id, i.position, c.affinity
+    FROM impressions i JOIN candidates c USING (day, user_id, item_id)
+), engaged AS (
+    SELECT day, user_id, item_id, affinity, random() AS r FROM shown
+    WHERE random() < 0.5 * pow(affinity, 2) / pow(position, 0.7)
+    UNION
+    SELECT day, user_id, item_id, affinity, random() AS r FROM candidates
+    WHERE random() < 0.08 * pow(affinity, 4)
+)
+SELECT day, user_id, item_id, 'view' AS event_type FROM engaged
+UNION ALL
+SELECT day, user_id, item_id, 'add_to_cart' FROM engaged WHERE r < 0.4 * affinity
+UNION ALL
+SELECT day, user_id, item_id, 'purchase' FROM engaged WHERE r < 0.15 * affinity;
+
+DROP TABLE candidates;
+"""
+
+
+def build(db: str, users: int, days: int, candidates: int = 60, items: int = 5000) -> None:
+    con = duckdb.connect(db)
+    started = time.perf_counter()
+    script = (
+        GENERATE.replace("$n_items", str(items))
+        .replace("$n_users", str(users))
+        .replace("$days", str(days))
+        .replace("$candidates", str(candidates))
+    )
+    for statement in con.extract_statements(script):
+        con.execute(statement).fetchall()
+    counts = {
+        t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
+        for t in ("recommendations", "impressions", "events")
+    }
+    con.close()
+    took = time.perf_counter() - started
+    print(
+        f"built {db}: {users:,} users x {days} days; "
+        + ", ".join(f"{t} {n:,}" for t, n in counts.items())
+        + f" ({took:.1f} s)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default="warehouse.duckdb")
+    parser.add_argument("--users", type=int, default=5000)
+    parser.add_argument("--days", type=int, default=7)
+    args = parser.parse_args()
+    build(args.db, args.users, args.days)
+
+
+if __name__ == "__main__":
+    main()
