@@ -132,6 +132,14 @@ def test_duplicate_check_can_be_turned_off(con):
     assert out.column("mrr@2")[0].as_py() == 0.5
 
 
+def test_a_duplicate_inside_the_top_list_is_caught_even_without_the_full_check(con):
+    dup = pa.table({"user_id": [1, 1, 1], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.7]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="user_id = 1, item_id = 10"):
+        evaluate(con, recs=dup, metrics=["mrr@3"], check_duplicates=False)
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="user_id = 1, item_id = 10"):
+        evaluate(con, recs=dup, metrics=["ndcg@3"], check_duplicates=False, ties="average")
+
+
 def test_tied_ranks_are_an_error(con):
     recs = pa.table({"user_id": [1, 1], "item_id": [10, 11], "rank": [1, 1]})
     with pytest.raises(sqlmetrics.InvalidDataError, match="tied rank"):
