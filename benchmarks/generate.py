@@ -169,7 +169,7 @@ def generate(users: int, candidates: int, out: str, seed: int = 0, threads: int 
     con.close()
     names = ["recs_rows", "recs_users", "truth_rows", "truth_users", "truth_users_all_zero",
              "evaluated_users", "tied_score_groups"]
-    meta = {"users": users, "candidates": candidates, "seed": seed, **dict(zip(names, stats))}
+    meta = {"users": users, "candidates": candidates, "seed": seed, **dict(zip(names, stats, strict=True))}
     meta["seconds"] = round(time.perf_counter() - started, 3)
     with open(os.path.join(out, "meta.json"), "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
@@ -181,13 +181,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=100_000, help="recommendation users N")
     parser.add_argument("--candidates", type=int, default=100, help="candidates per user C")
-    parser.add_argument("--out", default=None, help="output directory (default benchmarks/data/<N>u<C>c)")
+    parser.add_argument("--out", default=None,
+                        help="output directory (default benchmarks/data/<N>u<C>c, where run.py looks)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: all)")
     args = parser.parse_args(argv)
-    out = args.out or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "data", f"{args.users}u{args.candidates}c"
-    )
+    # the same directory benchmarks/run.py looks in
+    name = f"{args.users}u{args.candidates}c" + (f"s{args.seed}" if args.seed else "")
+    out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", name)
     meta = generate(args.users, args.candidates, out, args.seed, args.threads)
     json.dump(meta, sys.stdout)
     sys.stdout.write("\n")

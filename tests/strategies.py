@@ -8,10 +8,25 @@ either strings or integers whose text order differs from their numeric order (9 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import pyarrow as pa
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
+
+# Shared settings. Every example calls DuckDB (~50 ms), so shrinking a failure can take
+# minutes; the generated data are small already, so shrinking is off unless asked for with
+# SQLMETRICS_SHRINK=1 (then failures are reported as minimal examples).
+FAST = settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=(
+        tuple(Phase)
+        if os.environ.get("SQLMETRICS_SHRINK")
+        else (Phase.explicit, Phase.reuse, Phase.generate)
+    ),
+)
 
 SCORES = (-0.5, 0.0, 0.25, 0.5, 1.0)  # few values: ties everywhere
 GRADES = (-1, 0, 0, 1, 1, 2, 3)  # graded relevance, some negative
@@ -118,3 +133,20 @@ def eval_data(draw, *, single_table=None, grouped=None, string_ids=None, max_ite
 
 
 cutoffs = st.lists(st.integers(1, 7), min_size=1, max_size=3, unique=True).map(sorted)
+
+
+@st.composite
+def sklearn_users(draw, max_items=7):
+    """Single-table data for sklearn.metrics.ndcg_score: every user has at least two items
+    and non-negative relevance (sklearn refuses negative grades); some users have all
+    their scores tied, some only zero relevance."""
+    users = draw(st.lists(st.integers(1, 9), min_size=1, max_size=5, unique=True))
+    rows = []
+    for user in users:
+        scores = draw(scored_list(STR_ITEMS, max_items, min_items=2))
+        grades = (0.0,) if draw(st.integers(0, 4)) == 0 else (0.0, 0.0, 0.5, 1.0, 2.0, 3.0)
+        for item, score in scores.items():
+            rows.append(
+                {"user": user, "item": item, "score": score, "relevance": draw(st.sampled_from(grades))}
+            )
+    return EvalData(draw(st.permutations(rows)), None, pa.string(), False)

@@ -12,16 +12,14 @@ import polars as pl
 import pyarrow as pa
 import pytest
 import reference
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import cutoffs, eval_data
+from strategies import FAST, cutoffs, eval_data
 
 import sqlmetrics
 
 CON = duckdb.connect()
-SETTINGS = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(FAST, max_examples=15)
 
 CASES = [
     pytest.param({}, id="defaults"),
@@ -112,7 +110,7 @@ def test_matches_reference(conventions, data, ks, with_r_precision, frame):
     check_against_reference(data, metrics, frame, conventions)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(
     data=eval_data(string_ids=False),
     ks=cutoffs,
