@@ -41,7 +41,7 @@ def _prepare(
     empty: str,
     missing: str,
     ap_denominator: str,
-    check_duplicates: bool,
+    duplicates: str,
 ) -> tuple[str, Source, Source | None]:
     if not isinstance(con, duckdb.DuckDBPyConnection):
         raise SqlMetricsError(
@@ -55,7 +55,7 @@ def _prepare(
         empty=empty,
         missing=missing,
         ap_denominator=ap_denominator,
-        check_duplicates=check_duplicates,
+        duplicates=duplicates,
     )
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(
@@ -89,7 +89,7 @@ def evaluate(
     empty: str = "zero",
     missing: str = "skip",
     ap_denominator: str = "relevant",
-    check_duplicates: bool = True,
+    duplicates: str = "top_k",
 ) -> pa.Table:
     """Evaluate ranking metrics inside DuckDB, in one SQL statement, and return Arrow.
 
@@ -130,7 +130,7 @@ def evaluate(
             empty=empty,
             missing=missing,
             ap_denominator=ap_denominator,
-            check_duplicates=check_duplicates,
+            duplicates=duplicates,
         )
         try:
             return run(con, text)
@@ -190,7 +190,7 @@ _DEFAULTS: dict[str, Any] = {
     "empty": "zero",
     "missing": "skip",
     "ap_denominator": "relevant",
-    "check_duplicates": True,
+    "duplicates": "top_k",
 }
 
 

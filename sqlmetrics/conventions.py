@@ -14,6 +14,7 @@ CHOICES = {
     "empty": ("zero", "skip"),
     "missing": ("skip", "zero"),
     "ap_denominator": ("relevant", "min_k"),
+    "duplicates": ("top_k", "all"),
 }
 
 
@@ -25,7 +26,9 @@ class Conventions:
     empty: users with truth rows but no relevant one are scored 0 ("zero") or left out ("skip").
     missing: truth users absent from the recommendations are left out ("skip") or scored 0.
     ap_denominator: map@k divides by R ("relevant") or by min(R, k) ("min_k").
-    check_duplicates: scan every (user, item) of the recommendations for duplicates."""
+    duplicates: which (user, item) pairs of the recommendations are checked for duplicates:
+      "top_k" those that reach a user's evaluated list (the only ones that can change a number;
+      free), "all" every row (one more hash aggregation over the whole input)."""
 
     ties: str = "item_desc"
     threshold: float = 1
@@ -33,7 +36,7 @@ class Conventions:
     empty: str = "zero"
     missing: str = "skip"
     ap_denominator: str = "relevant"
-    check_duplicates: bool = True
+    duplicates: str = "top_k"
 
     def __post_init__(self) -> None:
         for field, allowed in CHOICES.items():
@@ -45,10 +48,6 @@ class Conventions:
         if isinstance(t, bool) or not isinstance(t, Real) or not math.isfinite(t) or t <= 0:
             raise ConventionError(
                 f"threshold must be a positive number (relevance <= 0 is never relevant), got {t!r}"
-            )
-        if not isinstance(self.check_duplicates, bool):
-            raise ConventionError(
-                f"check_duplicates must be True or False, got {self.check_duplicates!r}"
             )
 
     @property

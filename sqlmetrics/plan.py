@@ -180,7 +180,7 @@ def build_context(
         "empty": conventions.empty,
         "missing": conventions.missing,
         "ap_denominator": conventions.ap_denominator,
-        "check_duplicates": conventions.check_duplicates,
+        "duplicates": conventions.duplicates,
         "per_user": per_user,
         "metrics": [
             {

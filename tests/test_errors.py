@@ -117,27 +117,36 @@ def test_null_relevance_means_zero(con):
 
 def test_duplicates_name_an_example(con):
     dup = pa.table({"user_id": [1, 1, 1], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.1]})
-    with pytest.raises(
-        sqlmetrics.DuplicateRowError, match=r"recs .*duplicate.*user_id = 1, item_id = 10"
-    ):
-        evaluate(con, recs=dup, metrics=["ndcg@1"])
+    message = r"recs .*duplicate.*user_id = 1, item_id = 10"
+    with pytest.raises(sqlmetrics.DuplicateRowError, match=message):
+        evaluate(con, recs=dup, metrics=["ndcg@3"])
+    with pytest.raises(sqlmetrics.DuplicateRowError, match=message):
+        evaluate(con, recs=dup, metrics=["ndcg@1"], duplicates="all")
     dup_truth = pa.table({"user_id": [2, 2], "item_id": [10, 10], "relevance": [1, 2]})
     with pytest.raises(sqlmetrics.DuplicateRowError, match=r"truth .*user_id = 2, item_id = 10"):
         evaluate(con, truth=dup_truth)
 
 
-def test_duplicate_check_can_be_turned_off(con):
+def test_a_duplicate_below_every_cutoff_changes_no_number(con):
+    # duplicates="top_k" (the default) checks the pairs that reach a user's list; a second copy
+    # below every cutoff gives the numbers of the input without it, and "all" refuses it
     dup = pa.table({"user_id": [1, 1, 1], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.1]})
-    out = evaluate(con, recs=dup, metrics=["mrr@2"], check_duplicates=False)
-    assert out.column("mrr@2")[0].as_py() == 0.5
+    metrics = ["mrr@2", "ndcg@2", "precision@2", "recall@2"]
+    without_copy = evaluate(con, recs=dup.slice(0, 2), metrics=metrics)
+    assert evaluate(con, recs=dup, metrics=metrics).equals(without_copy)
+    with pytest.raises(sqlmetrics.DuplicateRowError):
+        evaluate(con, recs=dup, metrics=metrics, duplicates="all")
+    # r_precision orders the whole list, so every duplicate reaches it
+    with pytest.raises(sqlmetrics.DuplicateRowError):
+        evaluate(con, recs=dup, metrics=["r_precision"])
 
 
-def test_a_duplicate_inside_the_top_list_is_caught_even_without_the_full_check(con):
+def test_a_duplicate_inside_the_top_list_is_caught_by_the_default_check(con):
     dup = pa.table({"user_id": [1, 1, 1], "item_id": [10, 11, 10], "score": [0.9, 0.8, 0.7]})
     with pytest.raises(sqlmetrics.DuplicateRowError, match="user_id = 1, item_id = 10"):
-        evaluate(con, recs=dup, metrics=["mrr@3"], check_duplicates=False)
+        evaluate(con, recs=dup, metrics=["mrr@3"])
     with pytest.raises(sqlmetrics.DuplicateRowError, match="user_id = 1, item_id = 10"):
-        evaluate(con, recs=dup, metrics=["ndcg@3"], check_duplicates=False, ties="average")
+        evaluate(con, recs=dup, metrics=["ndcg@3"], ties="average")
 
 
 def test_tied_ranks_are_an_error(con):
@@ -158,7 +167,7 @@ def test_tied_ranks_are_an_error(con):
         {"threshold": -1},
         {"threshold": math.nan},
         {"threshold": "1"},
-        {"check_duplicates": "yes"},
+        {"duplicates": "yes"},
     ],
 )
 def test_bad_conventions(con, option):

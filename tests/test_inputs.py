@@ -97,7 +97,7 @@ def test_parquet_glob(con, expected, tmp_path):
 def test_frames_are_unregistered_even_when_the_query_fails(con):
     bad = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 1], "score": [0.5, 0.4]})
     with pytest.raises(sqlmetrics.DuplicateRowError):
-        sqlmetrics.evaluate(con, bad, ["ndcg@1"], truth=TRUTH)
+        sqlmetrics.evaluate(con, bad, ["ndcg@2"], truth=TRUTH)
     assert objects(con) == 0
 
 

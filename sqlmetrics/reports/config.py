@@ -1,0 +1,247 @@
+"""A report's configuration, read from TOML and checked before anything runs.
+
+    name = "daily_ab"                        # the report's name in the results table
+    warehouse = "warehouse.duckdb"           # DuckDB file: sources are read and results kept here
+    recommendations = "recommendations"      # a table or view, or a Parquet/CSV path or glob
+    truth = "events"                         # optional, same kinds
+    time_column = "day"                      # DATE or TIMESTAMP, in both sources
+    period = "1 day"                         # or "1 week", "1 month"
+    metrics = ["ndcg@10", "map@10"]
+    by = ["model"]                           # the segments
+    results_table = "sqlmetrics_results"
+
+    [columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
+    [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
+    [conventions]   # ties, threshold, gain, empty, missing, ap_denominator, check_duplicates
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..conventions import Conventions
+from ..errors import SqlMetricsError
+from ..identifiers import quote_table_name
+from ..metric_names import parse_metrics
+from .periods import parse_unit
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ReportConfigError(SqlMetricsError):
+    """The report configuration is missing a key, has an unknown one, or a bad value."""
+
+
+_TOP = {
+    "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
+    "period", "metrics", "by", "results_table", "columns", "grades", "conventions",
+}  # fmt: skip
+_COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
+_CONVENTIONS = {
+    "ties", "threshold", "gain", "empty", "missing", "ap_denominator", "check_duplicates",
+}  # fmt: skip
+DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """Everything a report run needs. `options()` gives sqlmetrics.evaluate's keywords."""
+
+    name: str
+    warehouse: str
+    recommendations: str
+    metrics: tuple[str, ...]
+    time_column: str
+    truth: str | None = None
+    truth_time_column: str | None = None
+    period: str = "day"
+    by: tuple[str, ...] = ()
+    results_table: str = DEFAULT_RESULTS_TABLE
+    columns: dict[str, str] = field(default_factory=dict)
+    grades: dict[str, float] = field(default_factory=dict)
+    conventions: Conventions = field(default_factory=Conventions)
+    source: str = "<dict>"  # where it was read from, for messages
+
+    @property
+    def truth_time(self) -> str:
+        return self.truth_time_column or self.time_column
+
+    def options(self) -> dict[str, Any]:
+        """Keyword arguments of sqlmetrics.evaluate (columns, grades, conventions, by)."""
+        options: dict[str, Any] = {**self.columns, "by": list(self.by)}
+        if self.grades:
+            options["relevance"] = dict(self.grades)
+        c = self.conventions
+        options.update(
+            ties=c.ties, threshold=c.threshold, gain=c.gain, empty=c.empty, missing=c.missing,
+            ap_denominator=c.ap_denominator, check_duplicates=c.check_duplicates,
+        )  # fmt: skip
+        return options
+
+    @property
+    def hash(self) -> str:
+        """sha256 of what decides the numbers: sources, time columns, period, metrics, segments,
+        columns, grades and conventions (defaults filled in). Not the name, the warehouse path
+        or the results table, so moving the warehouse does not redo finished periods.
+
+        >>> a = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
+        ...                       "time_column": "day", "metrics": ["ndcg@10"]})
+        >>> b = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
+        ...                       "time_column": "day", "metrics": ["ndcg@10"],
+        ...                       "conventions": {"ties": "item_desc"}})
+        >>> a.hash == b.hash, len(a.hash)
+        (True, 64)
+        """
+        decisive = {
+            "recommendations": self.recommendations,
+            "truth": self.truth,
+            "time_column": self.time_column,
+            "truth_time_column": self.truth_time,
+            "period": self.period,
+            "metrics": list(self.metrics),
+            "by": list(self.by),
+            "columns": dict(sorted(self.columns.items())),
+            "grades": dict(sorted(self.grades.items())),
+            "conventions": {name: getattr(self.conventions, name) for name in sorted(_CONVENTIONS)},
+        }
+        text = json.dumps(decisive, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def load_config(path: str | Path) -> ReportConfig:
+    """Read and check a report configuration file (TOML).
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "r.toml")
+    >>> _ = open(p, "w").write('''name = "daily"
+    ... warehouse = "w.duckdb"
+    ... recommendations = "recs"
+    ... truth = "events"
+    ... time_column = "day"
+    ... metrics = ["ndcg@10", "map@10"]
+    ... by = "model"
+    ... [columns]
+    ... action = "event_type"
+    ... [grades]
+    ... purchase = 3
+    ... view = 1
+    ... ''')
+    >>> config = load_config(p)
+    >>> config.by, config.options()["relevance"], config.period
+    (('model',), {'purchase': 3, 'view': 1}, 'day')
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportConfigError(f"no report configuration file {str(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportConfigError(f"cannot read {str(path)!r}: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ReportConfigError(f"{path}: not valid TOML: {exc}") from None
+    return config_from_dict(data, source=str(path))
+
+
+def _unknown_keys(data: dict[str, Any], allowed: set[str], where: str, source: str) -> None:
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, sorted(allowed), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(allowed))})"
+            raise ReportConfigError(f"{source}: unknown key {where}{key!r}{hint}")
+
+
+def _text(data: dict[str, Any], key: str, source: str, required: bool, where: str = "") -> str | None:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise ReportConfigError(f"{source}: missing key {where}{key!r}")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ReportConfigError(f"{source}: {where}{key} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _names(value: Any, key: str, source: str) -> tuple[str, ...]:
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not all(isinstance(v, str) and v.strip() for v in values):
+        raise ReportConfigError(f"{source}: {key} must be a string or a list of strings, got {value!r}")
+    return tuple(values)
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConfig:
+    """Check a configuration given as a dict (the parsed TOML); see load_config."""
+    if not isinstance(data, dict):
+        raise ReportConfigError(f"{source}: a report configuration is a table of keys")
+    _unknown_keys(data, _TOP, "", source)
+    name = _text(data, "name", source, True)
+    warehouse = _text(data, "warehouse", source, True)
+    recommendations = _text(data, "recommendations", source, True)
+    time_column = _text(data, "time_column", source, True)
+    metrics = _names(data.get("metrics"), "metrics", source)
+    try:
+        parse_metrics(list(metrics))
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: metrics: {exc}") from None
+    results_table = _text(data, "results_table", source, False) or DEFAULT_RESULTS_TABLE
+    try:
+        quote_table_name(results_table)
+        period = parse_unit(data.get("period", "1 day"))
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: {exc}") from None
+
+    columns = _table(data, "columns", source)
+    _unknown_keys(columns, _COLUMNS, "columns.", source)
+    for key in columns:
+        _text(columns, key, source, True, "columns.")
+    grades = _table(data, "grades", source)
+    for action, grade in grades.items():
+        if isinstance(grade, bool) or not isinstance(grade, (int, float)):
+            raise ReportConfigError(f"{source}: grades.{action} must be a number, got {grade!r}")
+    if grades and "action" not in columns:
+        raise ReportConfigError(f"{source}: [grades] needs columns.action (the column they grade)")
+    if grades and "relevance" in columns:
+        raise ReportConfigError(f"{source}: give either columns.relevance or [grades], not both")
+    if "action" in columns and not grades:
+        raise ReportConfigError(f"{source}: columns.action needs [grades], e.g. purchase = 3")
+
+    raw_conventions = _table(data, "conventions", source)
+    _unknown_keys(raw_conventions, _CONVENTIONS, "conventions.", source)
+    try:
+        conventions = Conventions(**raw_conventions)
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: conventions: {exc}") from None
+
+    return ReportConfig(
+        name=name,
+        warehouse=warehouse,
+        recommendations=recommendations,
+        metrics=metrics,
+        time_column=time_column,
+        truth=_text(data, "truth", source, False),
+        truth_time_column=_text(data, "truth_time_column", source, False),
+        period=period,
+        by=_names(data.get("by", []), "by", source),
+        results_table=results_table,
+        columns=dict(columns),
+        grades=dict(grades),
+        conventions=conventions,
+        source=source,
+    )
+
+
+def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ReportConfigError(f"{source}: [{key}] must be a table of keys, got {value!r}")
+    return value
