@@ -99,8 +99,11 @@ def build_context(
         key = col.find_column(recs, names.score, "recs", "score")
         key_type = col.require_numeric(recs, key, "recs", "score")
         order_by = "score"
+    # _key is "larger is better" throughout the templates: a rank is negated
     key_sql = quote_identifier(key)
-    if conventions.ties == "item_asc" and order_by == "score" and col.is_unsigned(key_type):
+    if order_by == "rank":
+        key_sql = f"-CAST({key_sql} AS DOUBLE)"
+    elif conventions.ties == "item_asc" and col.is_unsigned(key_type):
         key_sql = f"CAST({key_sql} AS HUGEINT)"  # item_asc negates the score
 
     if conventions.ties == "average":
@@ -173,7 +176,7 @@ def build_context(
         "groups": groups,
         "user_name": quote_identifier(user),
         "order_by": order_by,
-        "ties": "item_asc" if order_by == "rank" else conventions.ties,
+        "ties": "item_desc" if order_by == "rank" else conventions.ties,  # ranks cannot tie
         "list_length": list_length,
         "threshold": conventions.threshold_literal,
         "gain_kind": conventions.gain,

@@ -42,9 +42,7 @@ def test_arrow_input_matches_hand_computed_values(con, expected):
     ndcg_u1 = (2 / math.log2(3)) / 2
     ndcg_u2 = (1 / math.log2(3)) / (3 + 1 / math.log2(3))
     assert expected.column("ndcg@2")[0].as_py() == pytest.approx((ndcg_u1 + ndcg_u2) / 2, abs=1e-15)
-    assert expected.column("map@3")[0].as_py() == pytest.approx(
-        (1 / 2 + (1 / 2) / 2) / 2, abs=1e-15
-    )
+    assert expected.column("map@3")[0].as_py() == pytest.approx((1 / 2 + (1 / 2) / 2) / 2, abs=1e-15)
 
 
 @pytest.mark.parametrize(
@@ -121,16 +119,12 @@ def test_per_user_rows(con):
 
 
 def test_missing_and_empty_conventions(con):
-    truth = pa.table(
-        {"user_id": [1, 2, 4, 3], "item_id": [11, 10, 10, 14], "relevance": [2, 1, 1, 0]}
-    )
+    truth = pa.table({"user_id": [1, 2, 4, 3], "item_id": [11, 10, 10, 14], "relevance": [2, 1, 1, 0]})
     # user 3's only truth row has relevance 0: an "empty" user; user 4 has no recs: "missing".
     counts = {}
     for empty in ("zero", "skip"):
         for missing in ("skip", "zero"):
-            out = sqlmetrics.evaluate(
-                con, RECS, ["recall@3"], truth=truth, empty=empty, missing=missing
-            )
+            out = sqlmetrics.evaluate(con, RECS, ["recall@3"], truth=truth, empty=empty, missing=missing)
             counts[empty, missing] = (
                 out.column("users")[0].as_py(),
                 out.column("recall@3")[0].as_py(),
@@ -168,9 +162,7 @@ def test_tie_orders(con):
         for ties, mrr in expected.items():
             out = sqlmetrics.evaluate(con, recs, ["mrr@3"], truth=truth, ties=ties)
             assert out.column("mrr@3")[0].as_py() == pytest.approx(mrr), (item, ties)
-        average = sqlmetrics.evaluate(
-            con, recs, ["precision@1", "hit_rate@1"], truth=truth, ties="average"
-        )
+        average = sqlmetrics.evaluate(con, recs, ["precision@1", "hit_rate@1"], truth=truth, ties="average")
         assert average.column("precision@1")[0].as_py() == pytest.approx(1 / 3)
         assert average.column("hit_rate@1")[0].as_py() == pytest.approx(1 / 3)
 
@@ -181,12 +173,8 @@ def test_truth_without_relevance_column_is_binary(con):
 
 
 def test_custom_column_names_and_boolean_relevance(con):
-    recs = pa.table(
-        {"uid": ["x", "x"], "sku": ["a", "b"], "pred": [0.2, 0.9], "clicked": [True, False]}
-    )
-    out = sqlmetrics.evaluate(
-        con, recs, ["mrr@2"], user="uid", item="sku", score="pred", relevance="clicked"
-    )
+    recs = pa.table({"uid": ["x", "x"], "sku": ["a", "b"], "pred": [0.2, 0.9], "clicked": [True, False]})
+    out = sqlmetrics.evaluate(con, recs, ["mrr@2"], user="uid", item="sku", score="pred", relevance="clicked")
     assert out.column("mrr@2")[0].as_py() == 0.5
 
 
@@ -207,13 +195,82 @@ def test_sql_text_runs_in_a_fresh_duckdb(tmp_path):
     other.close()
 
 
-def test_each_input_is_named_once_in_the_statement(con):
-    table(con, "recs", "user_id INTEGER, item_id INTEGER, score DOUBLE", [(1, 1, 0.5)])
-    table(con, "truth", "user_id INTEGER, item_id INTEGER, relevance INTEGER", [(1, 1, 1)])
-    text = sqlmetrics.sql(con, "recs", ["ndcg@10", "map@10", "recall@20", "mrr@5"], truth="truth")
-    assert text.count('FROM "recs"') == 1
-    assert text.count('FROM "truth"') == 1
+def rows_scanned(con, text, tmp_path):
+    """Rows each scan of the statement read, from DuckDB's profiler: {file: [rows, ...]}."""
+    import json
+
+    profile = tmp_path / "profile.json"
+    con.execute("PRAGMA enable_profiling='json'").fetchall()
+    con.execute(f"PRAGMA profiling_output='{profile}'").fetchall()
+    con.execute(text).fetchall()
+    con.execute("PRAGMA disable_profiling").fetchall()
+    scans: dict[str, list[int]] = {}
+
+    def walk(node):
+        if node["type"] == "TABLE_SCAN":
+            name = node["extra_info"].get("Filename(s)", "")
+            scans.setdefault(name.rsplit("/", 1)[-1], []).append(node["rows_scanned"])
+        for child in node.get("children", []):
+            walk(child)
+
+    for node in json.loads(profile.read_text())["operator"]:
+        walk(node)
+    return scans
+
+
+def test_one_statement_reads_each_input_once(con, tmp_path):
+    import pyarrow.parquet as pq
+
+    users, items = 1000, 50
+    recs = pa.table(
+        {
+            "user_id": [u for u in range(users) for _ in range(items)],
+            "item_id": [i for _ in range(users) for i in range(items)],
+            "score": [
+                ((u * 7919 + i * 104729) % 1000003) / 1000003 for u in range(users) for i in range(items)
+            ],
+        }
+    )
+    truth = pa.table({"user_id": list(range(users)), "item_id": [u % items for u in range(users)]})
+    pq.write_table(recs, tmp_path / "recs.parquet")
+    pq.write_table(truth, tmp_path / "truth.parquet")
+    text = sqlmetrics.sql(
+        con,
+        str(tmp_path / "recs.parquet"),
+        ["ndcg@10", "map@10", "recall@20", "mrr@5"],
+        truth=str(tmp_path / "truth.parquet"),
+    )
     assert len(con.extract_statements(text)) == 1
+    scans = rows_scanned(con, text, tmp_path)
+    # no score ties at any user's cutoff: the tie fallback reads nothing (DuckDB may start its
+    # scan, one vector of 2048 rows, before it learns that no user needs it)
+    assert scans["recs.parquet"][0] == users * items
+    assert sum(scans["recs.parquet"][1:]) <= 2048
+    assert scans["truth.parquet"] == [users]
+
+
+def test_boundary_ties_are_read_again_only_for_their_users(con, tmp_path):
+    import pyarrow.parquet as pq
+
+    # user 0: all 30 scores tied; users 1..99: distinct scores
+    rows = [(0, i, 0.5) for i in range(30)] + [(u, i, u + i / 100) for u in range(1, 100) for i in range(30)]
+    recs = pa.table(
+        {"user_id": [r[0] for r in rows], "item_id": [r[1] for r in rows], "score": [r[2] for r in rows]}
+    )
+    pq.write_table(recs, tmp_path / "recs.parquet", row_group_size=300)
+    pq.write_table(pa.table({"user_id": list(range(100)), "item_id": [29] * 100}), tmp_path / "truth.parquet")
+    text = sqlmetrics.sql(
+        con, str(tmp_path / "recs.parquet"), ["mrr@5"], truth=str(tmp_path / "truth.parquet")
+    )
+    scans = rows_scanned(con, text, tmp_path)
+    assert scans["recs.parquet"][0] == len(rows)
+    assert 30 <= sum(scans["recs.parquet"][1:]) <= 300  # the row group of user 0, not the rest
+    per_user = sqlmetrics.evaluate(
+        con, str(tmp_path / "recs.parquet"), ["mrr@5"], truth=str(tmp_path / "truth.parquet"), per_user=True
+    )
+    # user 0: item 29 comes first of its 30 tied items (item ids descending); users 1..99: item
+    # 29 has the highest score
+    assert per_user.column("mrr@5").to_pylist() == [1.0] * 100
 
 
 def test_sql_refuses_in_memory_inputs(con):
