@@ -1,65 +1,74 @@
-"""Daily A/B report on the example warehouse: ndcg@10, map@10, recall@20, mrr@10 and
-hit_rate@10 per model and day, with seed 004's action grades (purchase 3, add_to_cart 2,
-view 1), written to a results table and printed.
+"""The A/B readout of the daily report: from the results table that
 
-    python warehouse_examples/make_warehouse.py && python warehouse_examples/daily_report.py
+    sqlmetrics report warehouse_examples/daily_report.toml --from 2026-11-01 --to 2026-11-07
+
+wrote into the warehouse, print for each metric the two models' means over the days, model B's
+lift over model A, and on how many days B was ahead. The results table is plain SQL to query:
+one row per (report, period, segment, metric), the segment a MAP of the by-columns.
+
+    python warehouse_examples/daily_report.py [--config warehouse_examples/daily_report.toml]
 """
 
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
+import sys
+from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
-import sqlmetrics
+from sqlmetrics.identifiers import quote_table_name
+from sqlmetrics.reports import load_config
+from sqlmetrics.reports.formats import text_table
 
-METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"]
-GRADES = {"purchase": 3, "add_to_cart": 2, "view": 1}
+READOUT = """
+WITH daily AS (
+    SELECT period_start, segment['model'] AS model, value,
+           metric || coalesce('@' || k, '') AS metric
+    FROM {results}
+    WHERE report = $report
+), paired AS (
+    SELECT metric, period_start,
+           max(value) FILTER (WHERE model = 'A') AS a,
+           max(value) FILTER (WHERE model = 'B') AS b
+    FROM daily
+    GROUP BY metric, period_start
+)
+SELECT metric,
+       count(*) AS days,
+       round(avg(a), 4) AS "model A",
+       round(avg(b), 4) AS "model B",
+       printf('%+.1f%%', 100 * (avg(b) / avg(a) - 1)) AS "B vs A",
+       count(*) FILTER (WHERE b > a) AS "days B ahead"
+FROM paired
+GROUP BY metric
+ORDER BY list_position($metrics, metric), metric
+"""
 
 
-def report(con: duckdb.DuckDBPyConnection) -> pa.Table:
-    days = [
-        row[0]
-        for row in con.execute("SELECT DISTINCT day FROM recommendations ORDER BY day").fetchall()
-    ]
-    rows = []
-    for day in days:
-        # one day of recommendations against that day of actions (the day is a date read back from
-        # the warehouse, so it is safe as a literal)
-        recs = con.table("recommendations").filter(f"day = DATE '{day.isoformat()}'")
-        truth = con.table("events").filter(f"day = DATE '{day.isoformat()}'")
-        result = sqlmetrics.evaluate(
-            con, recs, METRICS, truth=truth, by="model", relevance=GRADES, action="event_type"
-        )
-        for row in result.to_pylist():
-            rows.append({"day": day, **row})
-    return pa.Table.from_pylist(rows)
-
-
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", default="warehouse.duckdb")
+    here = Path(__file__).resolve().parent
+    parser.add_argument("--config", default=str(here / "daily_report.toml"))
+    parser.add_argument("--db", help="the warehouse, if not the config's")
     args = parser.parse_args()
-    con = duckdb.connect(args.db)
-    results = report(con)
-    results = results.append_column(
-        "computed_at",
-        pa.array([datetime.now(timezone.utc)] * results.num_rows, pa.timestamp("us", tz="UTC")),
-    )
-    con.register("daily_results", results)
-    con.execute("CREATE OR REPLACE TABLE metric_results AS SELECT * FROM daily_results").fetchall()
-    con.unregister("daily_results")
-    print(con.sql("SELECT * EXCLUDE (computed_at) FROM metric_results ORDER BY day, model"))
-    print(
-        con.sql(
-            'SELECT model, round(avg("ndcg@10"), 4) AS "ndcg@10", round(avg("map@10"), 4) AS "map@10", '
-            'round(avg("recall@20"), 4) AS "recall@20" FROM metric_results GROUP BY model ORDER BY model'
+    config = load_config(args.config)
+    warehouse = args.db or config.warehouse
+    if not Path(warehouse).exists():
+        print(
+            f"no warehouse {warehouse!r}: run make_warehouse.py and sqlmetrics report first", file=sys.stderr
         )
-    )
-    con.close()
+        return 2
+    con = duckdb.connect(warehouse, read_only=True)
+    try:
+        sql = READOUT.format(results=quote_table_name(config.results_table))
+        table = con.sql(sql, params={"report": config.name, "metrics": list(config.metrics)}).to_arrow_table()
+    finally:
+        con.close()
+    print(f"\n{config.name}: model B against model A, mean over the days of {config.results_table}")
+    print(text_table(table, digits=4))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -4,12 +4,14 @@ with a position bias, so that the two models' metrics really differ.
 
     python warehouse_examples/make_warehouse.py --users 5000 --days 7 --db warehouse.duckdb
 
-Everything is generated inside DuckDB (no Python loops), so --users 1000000 works too.
+Everything is generated inside DuckDB (no Python loops), so --users 1000000 works too. The file
+is replaced (results of earlier reports go with it: they described the old data).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import duckdb
@@ -71,6 +73,9 @@ DROP TABLE candidates;
 
 
 def build(db: str, users: int, days: int, candidates: int = 60, items: int = 5000) -> None:
+    for path in (db, db + ".wal"):
+        if os.path.exists(path):
+            os.remove(path)
     con = duckdb.connect(db)
     started = time.perf_counter()
     script = (

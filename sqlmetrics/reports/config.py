@@ -1,22 +1,23 @@
 """A report's configuration, read from TOML and checked before anything runs.
 
-    name = "daily_ab"                        # the report's name in the results table
-    warehouse = "warehouse.duckdb"           # DuckDB file: sources are read and results kept here
-    recommendations = "recommendations"      # a table or view, or a Parquet/CSV path or glob
-    truth = "events"                         # optional, same kinds
-    time_column = "day"                      # DATE or TIMESTAMP, in both sources
-    period = "1 day"                         # or "1 week", "1 month"
-    metrics = ["ndcg@10", "map@10"]
-    by = ["model"]                           # the segments
-    results_table = "sqlmetrics_results"
+name = "daily_ab"                        # the report's name in the results table
+warehouse = "warehouse.duckdb"           # DuckDB file: sources are read and results kept here
+recommendations = "recommendations"      # a table or view, or a Parquet/CSV path or glob
+truth = "events"                         # optional, same kinds
+time_column = "day"                      # DATE or TIMESTAMP, in both sources
+period = "1 day"                         # or "1 week", "1 month"
+metrics = ["ndcg@10", "map@10"]
+by = ["model"]                           # the segments
+results_table = "sqlmetrics_results"
 
-    [columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
-    [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
-    [conventions]   # ties, threshold, gain, empty, missing, ap_denominator, check_duplicates
+[columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
+[grades]        # action -> grade, with columns.action: purchase = 3, view = 1
+[conventions]   # ties, threshold, gain, empty, missing, ap_denominator, duplicates
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -46,9 +47,7 @@ _TOP = {
     "period", "metrics", "by", "results_table", "columns", "grades", "conventions",
 }  # fmt: skip
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
-_CONVENTIONS = {
-    "ties", "threshold", "gain", "empty", "missing", "ap_denominator", "check_duplicates",
-}  # fmt: skip
+_CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
 
 
@@ -80,11 +79,7 @@ class ReportConfig:
         options: dict[str, Any] = {**self.columns, "by": list(self.by)}
         if self.grades:
             options["relevance"] = dict(self.grades)
-        c = self.conventions
-        options.update(
-            ties=c.ties, threshold=c.threshold, gain=c.gain, empty=c.empty, missing=c.missing,
-            ap_denominator=c.ap_denominator, check_duplicates=c.check_duplicates,
-        )  # fmt: skip
+        options.update(dataclasses.asdict(self.conventions))
         return options
 
     @property

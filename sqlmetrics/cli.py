@@ -1,0 +1,533 @@
+"""The command line: `sqlmetrics evaluate`, `sqlmetrics sql` and `sqlmetrics report`.
+
+Exit status: 0 ok; 2 bad usage or bad input (one line on stderr saying why); 1 an unexpected
+failure (a traceback, for a bug report). Also run as `python -m sqlmetrics`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import traceback
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from . import api
+from .conventions import CHOICES, Conventions
+from .errors import SqlMetricsError
+from .sources import _looks_like_path
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+# DuckDB errors that come from what the user gave (a file, a column, a value), not from a bug.
+_INPUT_ERRORS = tuple(
+    getattr(duckdb, name)
+    for name in (
+        "IOException", "InvalidInputException", "CatalogException", "BinderException",
+        "ConversionException", "ParserException", "PermissionException", "ConstraintException",
+        "OutOfRangeException", "TypeMismatchException", "HTTPException",
+    )
+    if hasattr(duckdb, name)
+)  # fmt: skip
+
+_PARQUET_CSV = (".parquet", ".pq", ".parq", ".csv", ".tsv", ".csv.gz", ".tsv.gz")
+
+
+class UsageError(Exception):
+    """Bad command-line usage: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+_HELP = argparse.RawDescriptionHelpFormatter
+
+_MAIN_DESCRIPTION = """\
+Ranking metrics (ndcg, map, recall, mrr, ...) computed inside DuckDB, where the logs live:
+evaluate them on a table, Parquet/CSV files or TREC files, print the SQL, or run a scheduled
+report into a results table of the warehouse, with an HTML page.
+"""
+
+_MAIN_EPILOG = """\
+examples:
+  sqlmetrics evaluate recs.parquet --truth purchases.parquet --metrics ndcg@10,map@10
+  sqlmetrics evaluate recs --db warehouse.duckdb --truth actions --by model \\
+      --metrics ndcg@10,recall@20 --action event_type --relevance purchase=3,add_to_cart=2,view=1
+  sqlmetrics evaluate results.test --truth qrels.test --metrics ndcg@10,map@1000,r_precision
+  sqlmetrics sql recs --db warehouse.duckdb --truth purchases --metrics ndcg@10
+  sqlmetrics report daily.toml --from 2026-11-01 --to 2026-11-07 --html report.html
+
+exit status: 0 ok, 2 bad usage or input (one line on stderr), 1 unexpected failure.
+Each command has its own --help.
+"""
+
+_EVALUATE_EPILOG = """\
+SOURCE and --truth are each one of:
+  a table or view of --db (schema.table too)   recommendations
+  a Parquet or CSV file or glob                'logs/day=*/recs.parquet', recs.csv
+  a TREC run or qrels file (recognised by its lines: `qid Q0 docno rank score tag`,
+  `qid iter docno rel`); without --db, files are read by an in-memory DuckDB.
+
+The output has one row per --by group: the group columns, `users` (how many users each mean
+is over) and one column per metric, named as requested. With --per-user: one row per user.
+The column and convention options are those of sqlmetrics.evaluate(); the defaults reproduce
+trec_eval (see the README's Conventions).
+
+examples:
+  # Parquet logs where they lie, 3 metrics, per A/B arm
+  sqlmetrics evaluate 'logs/recs/*.parquet' --truth 'logs/purchases/*.parquet' \\
+      --metrics ndcg@10,map@10,recall@20 --by model
+  # a DuckDB warehouse, graded actions (purchase 3, add_to_cart 2, view 1), as CSV
+  sqlmetrics evaluate recs --db warehouse.duckdb --truth actions --by model \\
+      --metrics ndcg@10,mrr@10 --action event_type --relevance purchase=3,add_to_cart=2,view=1 \\
+      --format csv
+  # TREC files, exactly as trec_eval; trec_eval -c is --missing zero
+  sqlmetrics evaluate results.test --truth qrels.test --metrics ndcg@10,map@1000,r_precision
+  # one row per user, to a Parquet file (the format follows the suffix)
+  sqlmetrics evaluate recs.parquet --truth truth.parquet --metrics ndcg@10 --per-user -o users.parquet
+"""
+
+_SQL_EPILOG = """\
+The text is one statement; run in DuckDB (its CLI too) it returns what `evaluate` prints. The
+inputs must be nameable outside this process: tables and views, or Parquet/CSV paths (TREC
+files are read in Python, so load them into a table first).
+
+examples:
+  sqlmetrics sql recs --db warehouse.duckdb --truth actions --by model \\
+      --metrics ndcg@10,map@10 --action event_type --relevance purchase=3,add_to_cart=2,view=1
+  sqlmetrics sql 'logs/recs/*.parquet' --truth 'logs/truth/*.parquet' --metrics ndcg@10 > ndcg.sql
+  duckdb warehouse.duckdb < ndcg.sql
+"""
+
+_REPORT_DESCRIPTION = """\
+Run a report: for each period, evaluate the metrics on that period's rows of the
+recommendations and of the truth, per segment, and replace that period's rows of the results
+table in one transaction. Then print the results of the periods run.
+
+Without --date or --from/--to, the report runs the last complete period (yesterday, for a daily
+report). Periods already written with the same configuration (same config hash) are skipped
+unless --force, so an interrupted range resumes where it stopped.
+"""
+
+_REPORT_EPILOG = """\
+CONFIG (TOML; relative paths are relative to the working directory):
+  name = "daily_ab"                     # the report's name in the results table
+  warehouse = "warehouse.duckdb"        # DuckDB file: the sources and the results table
+  recommendations = "recommendations"   # table or view, or Parquet/CSV path or glob
+  truth = "events"                      # optional; same kinds
+  time_column = "day"                   # DATE or TIMESTAMP, in both (truth_time_column = ...)
+  period = "1 day"                      # or "1 week" (Monday to Sunday), "1 month"
+  metrics = ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"]
+  by = ["model"]                        # the segments (optional)
+  results_table = "sqlmetrics_results"  # the default
+  [columns]                             # optional: user, item, score, rank, relevance, action
+  action = "event_type"
+  [grades]                              # with columns.action
+  purchase = 3
+  add_to_cart = 2
+  view = 1
+  [conventions]                         # optional: ties, threshold, gain, empty, missing,
+  missing = "skip"                      #   ap_denominator, duplicates
+
+The results table has one row per (report, period, segment, metric): report, period_start,
+period_end, segment (a MAP of the by-columns' values), metric, k, value, users, computed_at,
+sqlmetrics_version, config_hash. One process writes a DuckDB file at a time: a second run
+fails at once with a clear message, or waits up to --wait seconds.
+
+examples:
+  sqlmetrics report warehouse_examples/daily_report.toml                       # yesterday
+  sqlmetrics report warehouse_examples/daily_report.toml --date 2026-11-03
+  sqlmetrics report warehouse_examples/daily_report.toml --from 2026-11-01 --to 2026-11-07 \\
+      --html report.html
+  sqlmetrics report daily.toml --from 2026-01-01 --to 2026-03-31 --force --wait 600
+"""
+
+
+def _comma_list(text: str) -> list[str]:
+    return [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
+
+
+def _relevance(text: str | None) -> str | dict[str, float] | None:
+    """'grade' (a column) or 'purchase=3,view=1' (grades of the --action column)."""
+    if text is None or "=" not in text:
+        return text
+    grades: dict[str, float] = {}
+    for part in text.split(","):
+        action, sep, grade = part.partition("=")
+        try:
+            value = float(grade)
+        except ValueError:
+            raise UsageError(
+                f"--relevance {text!r}: {part.strip()!r} is not action=grade (e.g. purchase=3)"
+            ) from None
+        grades[action.strip()] = int(value) if value.is_integer() else value
+    return grades
+
+
+_CONVENTION_HELP = {
+    "ties": "order of items with equal scores",
+    "gain": "gain of grade rel: rel, or 2^rel - 1",
+    "empty": "users with truth but nothing relevant: scored by the formulas, or left out",
+    "missing": "truth users absent from SOURCE: left out, or scored 0 (trec_eval -c)",
+    "ap_denominator": "map@k divides by R, or by min(R, k)",
+    "duplicates": "check for duplicate (user, item) the pairs that reach the top k, or every row",
+}
+
+
+def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", metavar="SOURCE", help="the recommendations (see below)")
+    parser.add_argument(
+        "-m", "--metrics", required=True, type=_comma_list, metavar="LIST",
+        help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision",
+    )  # fmt: skip
+    parser.add_argument("--truth", metavar="SOURCE", help="the truth: (user, item[, relevance]) rows")
+    parser.add_argument(
+        "--by", type=_comma_list, metavar="COLS", help="segment by these columns of SOURCE (comma-separated)"
+    )
+    parser.add_argument("--db", metavar="PATH", help="a DuckDB database file (opened read-only)")
+    parser.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS",
+        help="if another process is writing the --db file, wait up to this long [0: fail at once]",
+    )  # fmt: skip
+    parser.add_argument("--per-user", action="store_true", help="one row per user instead of the means")
+    names = parser.add_argument_group("column names (as in sqlmetrics.evaluate)")
+    names.add_argument("--user", default="user_id", help="user (or query) column [user_id]")
+    names.add_argument("--item", default="item_id", help="item (or document) column [item_id]")
+    names.add_argument("--score", default="score", help="score column, higher is better [score]")
+    names.add_argument("--rank", help="rank column (1 is the top) instead of a score")
+    names.add_argument(
+        "--relevance", metavar="COL|GRADES",
+        help="relevance column [relevance, where present], or with --action the grades of the "
+        "actions: purchase=3,add_to_cart=2,view=1",
+    )  # fmt: skip
+    names.add_argument("--action", help="action column, graded by --relevance action=grade,...")
+    conv = parser.add_argument_group("conventions (defaults reproduce trec_eval; see the README)")
+    defaults = Conventions()
+    for name, choices in CHOICES.items():  # --ties, --gain, --empty, --missing, --ap-denominator, ...
+        default = getattr(defaults, name)
+        meaning = _CONVENTION_HELP.get(name, "")
+        conv.add_argument(
+            f"--{name.replace('_', '-')}", choices=choices, default=default, help=f"{meaning} [{default}]"
+        )
+    conv.add_argument(
+        "--threshold", type=float, default=defaults.threshold, help="grade from which an item is relevant [1]"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the `sqlmetrics` command (three subcommands)."""
+    from . import __version__
+
+    parser = _Parser(
+        prog="sqlmetrics", description=_MAIN_DESCRIPTION, epilog=_MAIN_EPILOG, formatter_class=_HELP
+    )
+    parser.add_argument("--version", action="version", version=f"sqlmetrics {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate metrics and print them", formatter_class=_HELP,
+        description="Evaluate ranking metrics inside DuckDB and print one row per group.",
+        epilog=_EVALUATE_EPILOG,
+    )  # fmt: skip
+    _add_evaluation_options(evaluate)
+    out = evaluate.add_argument_group("output")
+    out.add_argument(
+        "--format", choices=("table", "csv", "json", "parquet"),
+        help="table (readable, the default), csv, json (an array of objects) or parquet; "
+        "without it, --output's suffix decides",
+    )  # fmt: skip
+    out.add_argument("-o", "--output", metavar="PATH", help="write to this file instead of stdout")
+    evaluate.set_defaults(handler=_evaluate)
+
+    sql = commands.add_parser(
+        "sql", help="print the SQL that evaluate would run", formatter_class=_HELP,
+        description="Print the one SQL statement that `sqlmetrics evaluate` would run.",
+        epilog=_SQL_EPILOG,
+    )  # fmt: skip
+    _add_evaluation_options(sql)
+    sql.add_argument("-o", "--output", metavar="PATH", help="write the SQL to this file")
+    sql.set_defaults(handler=_sql)
+
+    report = commands.add_parser(
+        "report", help="run a scheduled report into the warehouse", formatter_class=_HELP,
+        description=_REPORT_DESCRIPTION, epilog=_REPORT_EPILOG,
+    )  # fmt: skip
+    report.add_argument("config", metavar="CONFIG.toml", help="the report configuration (below)")
+    when = report.add_argument_group("periods (default: the last complete period)")
+    when.add_argument("--date", metavar="YYYY-MM-DD", help="the period that contains this day")
+    when.add_argument("--from", dest="first", metavar="D1", help="first day of a range (with --to)")
+    when.add_argument("--to", dest="last", metavar="D2", help="last day of a range, included")
+    report.add_argument("--force", action="store_true", help="redo periods already done with this config")
+    report.add_argument("--html", metavar="PATH", help="also write the self-contained HTML report here")
+    report.add_argument("--db", metavar="PATH", help="use this DuckDB file instead of the config's warehouse")
+    report.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS",
+        help="if another process holds the warehouse, wait up to this long [0: fail at once]",
+    )  # fmt: skip
+    report.add_argument("-q", "--quiet", action="store_true", help="no progress and no results table")
+    report.set_defaults(handler=_report)
+    return parser
+
+
+# --- evaluate and sql -------------------------------------------------------------------------
+
+
+def _sniff_trec(path: Path, lines: int = 20) -> str | None:
+    """'run', 'qrels' or None, from the first lines of a text file."""
+    kinds = set()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) >= 6 and _is_number(fields[4]):
+                    kinds.add("run")
+                elif len(fields) == 4 and fields[3].lstrip("-").isdigit():
+                    kinds.add("qrels")
+                else:
+                    return None
+                lines -= 1
+                if lines == 0:
+                    break
+    except (OSError, UnicodeDecodeError):
+        return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _input(text: str | None) -> Any:
+    """A SOURCE as the library takes it: TREC files are read here, the rest passes as is."""
+    if text is None:
+        return None
+    from .trec import read_qrels, read_run
+
+    path = Path(text)
+    lowered = text.lower()
+    if path.is_file() and not lowered.endswith(_PARQUET_CSV):
+        kind = _sniff_trec(path)
+        if kind == "run":
+            return read_run(path)
+        if kind == "qrels":
+            return read_qrels(path)
+        if not lowered.endswith(".txt"):
+            raise SqlMetricsError(
+                f"cannot tell what {text!r} is: expected a .parquet or .csv file, or a TREC run "
+                "(qid Q0 docno rank score tag) or qrels (qid iter docno rel) file"
+            )
+    return text
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "truth": _input(args.truth),
+        "by": args.by,
+        "per_user": args.per_user,
+        "user": args.user,
+        "item": args.item,
+        "score": args.score,
+        "rank": args.rank,
+        "relevance": _relevance(args.relevance),
+        "action": args.action,
+        "threshold": int(args.threshold) if float(args.threshold).is_integer() else args.threshold,
+        **{name: getattr(args, name) for name in CHOICES},
+    }
+
+
+def _connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
+    from .reports.warehouse import connect
+
+    if args.wait < 0:
+        raise UsageError(f"sqlmetrics {args.command}: --wait must be 0 or more seconds")
+    return connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect()
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from .reports import formats
+
+    fmt = formats.format_for(args.output, args.format)
+    if fmt == "parquet" and not args.output:
+        raise UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")
+    con = _connection(args)
+    try:
+        table = api.evaluate(con, _input(args.source), args.metrics, **_options(args))
+    finally:
+        con.close()
+    formats.write(table, fmt, args.output)
+    return EXIT_OK
+
+
+def _sql(args: argparse.Namespace) -> int:
+    con = _connection(args)
+    try:
+        text = api.sql(con, _input(args.source), args.metrics, **_options(args))
+    finally:
+        con.close()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def _periods(args: argparse.Namespace, unit: str, today: date | None = None) -> list:
+    from .reports.periods import last_complete, parse_date, period_of, periods_between
+
+    if args.date and (args.first or args.last):
+        raise UsageError("sqlmetrics report: give either --date or --from/--to, not both")
+    if bool(args.first) != bool(args.last):
+        raise UsageError("sqlmetrics report: --from and --to go together")
+    if args.date:
+        return [period_of(unit, parse_date(args.date, "--date"))]
+    if args.first:
+        return periods_between(unit, parse_date(args.first, "--from"), parse_date(args.last, "--to"))
+    return [last_complete(unit, today or date.today())]
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .reports import formats, html, results_table
+    from .reports.config import ReportConfigError, load_config
+    from .reports.progress import Progress
+    from .reports.runner import curves, run_report
+    from .reports.warehouse import connect
+
+    if args.wait < 0:
+        raise UsageError("sqlmetrics report: --wait must be 0 or more seconds")
+    config = load_config(args.config)
+    if args.db:
+        config = dataclasses.replace(config, warehouse=args.db)
+    periods = _periods(args, config.period)
+    if not Path(config.warehouse).exists():
+        named = [s for s in (config.recommendations, config.truth) if s and not _looks_like_path(s)]
+        if named:
+            raise ReportConfigError(
+                f"no warehouse file {config.warehouse!r} (it should hold {', '.join(named)}); "
+                "build it first, or point warehouse (or --db) at it"
+            )
+    labels = [results_table.metric_label(m.name, m.k) for m in _parsed(config.metrics)]
+    con = connect(config.warehouse, wait=args.wait)
+    try:
+        progress = None if args.quiet else Progress(len(periods), config.name)
+        outcomes = run_report(con, config, periods, force=args.force, progress=progress)
+        if not args.quiet:
+            print(_summary(config.name, outcomes), file=sys.stderr)
+            rows = results_table.read(
+                con, config.results_table, config.name, periods[0].start, periods[-1].start
+            )
+            formats.write(results_table.wide(rows, labels), "table")
+        if args.html:
+            rows = results_table.read(con, config.results_table, config.name)
+            latest = _latest_period(rows)
+            curve_tables = curves(con, config, latest) if latest else {}
+            details = {
+                "segments": ", ".join(config.by) or "none",
+                "warehouse": config.warehouse,
+                "results table": config.results_table,
+                "config": config.hash[:12],
+                "sqlmetrics": _version(),
+            }
+            page = html.render_page(config.name, rows, labels, curve_tables, latest, len(config.by), details)
+            html.write_page(args.html, page)
+            if not args.quiet:
+                print(f"wrote {args.html}", file=sys.stderr)
+    finally:
+        con.close()
+    return EXIT_OK
+
+
+def _parsed(metrics: Sequence[str]):
+    from .metric_names import parse_metrics
+
+    return parse_metrics(list(metrics))
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _latest_period(rows):
+    from .reports.periods import Period
+
+    ends = {
+        (r["period_start"], r["period_end"]) for r in rows.select(["period_start", "period_end"]).to_pylist()
+    }
+    return Period(*max(ends)) if ends else None
+
+
+def _summary(name: str, outcomes: list) -> str:
+    count = {s: sum(1 for o in outcomes if o.status == s) for s in ("written", "skipped", "no data")}
+    rows = sum(o.rows for o in outcomes)
+    return (
+        f"{name}: {len(outcomes)} periods: {count['written']} written ({rows} rows), "
+        f"{count['skipped']} skipped (already done), {count['no data']} without data"
+    )
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with `argv` (default sys.argv[1:]); returns the exit status.
+
+    >>> main(["evaluate", "no_such_table", "--metrics", "ndcg@10"])
+    2
+    """
+    try:
+        args = build_parser().parse_args(argv)
+        return args.handler(args)
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except UsageError as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    except SqlMetricsError as exc:
+        _say(f"sqlmetrics: {_one_line(exc)}")
+        return EXIT_USAGE
+    except _INPUT_ERRORS as exc:
+        _say(f"sqlmetrics: {_one_line(exc)}")
+        return EXIT_USAGE
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):  # `sqlmetrics ... | head`
+            return EXIT_OK
+        _say(f"sqlmetrics: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _say("sqlmetrics: interrupted; finished periods are kept, the same command resumes")
+        return 130
+    except Exception:  # noqa: BLE001 - the last resort: a bug, reported with its traceback
+        traceback.print_exc()
+        _say("sqlmetrics: unexpected error (the traceback above); please report it")
+        return EXIT_FAILURE
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return " ".join(lines) if lines else type(exc).__name__
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""The HTML report: one self-contained page (inline CSS, SVG and a few lines of script; a
+Content-Security-Policy forbids loading anything), readable offline and attachable to an email.
+
+For each metric: a line chart over the periods, one line per segment; metric@k curves for the
+latest period; the table of numbers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from html import escape
+from pathlib import Path
+
+import pyarrow as pa
+
+from .charts import line_chart
+from .formats import cell_text
+from .periods import Period
+from .results_table import metric_label, wide
+
+_STYLE = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
+       margin: 24px auto; max-width: 1200px; padding: 0 16px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; }
+.meta { color: #555; margin: 0; } .meta code { font-size: 12px; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+figure.chart { margin: 0; border: 1px solid #ddd; border-radius: 6px; padding: 8px; background: #fff; }
+figcaption { font-weight: 600; }
+svg.chart { display: block; max-width: 100%; height: auto; }
+svg .grid { stroke: #e6e6e6; } svg .axis { stroke: #888; }
+svg text { font-size: 11px; fill: #444; stroke: none; } svg .axis-title { fill: #666; }
+svg .line { stroke-width: 2; } svg .point { stroke: none; }
+svg .legend-item { cursor: pointer; } svg .legend-item.off { opacity: 0.35; }
+svg .series.off { display: none; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
+th { background: #f6f6f6; position: sticky; top: 0; } td.text, th.text { text-align: left; }
+"""
+
+# Marks each chart the browser has laid out (data-drawn="yes": every line and point has a size)
+# and lets a click on a legend entry hide or show its line.
+_SCRIPT = """
+(function () {
+  var figures = document.querySelectorAll("figure.chart");
+  var drawn = 0;
+  figures.forEach(function (figure) {
+    var svg = figure.querySelector("svg");
+    var marks = figure.querySelectorAll(".line, .point");
+    var sized = svg && svg.getBoundingClientRect().width > 0 && marks.length > 0;
+    marks.forEach(function (mark) {
+      var box = mark.getBBox();
+      if (!(box.width > 0 || box.height > 0)) { sized = false; }
+    });
+    figure.setAttribute("data-drawn", sized ? "yes" : "no");
+    if (sized) { drawn += 1; }
+    figure.querySelectorAll(".legend-item").forEach(function (item) {
+      item.addEventListener("click", function () {
+        var name = item.getAttribute("data-series");
+        item.classList.toggle("off");
+        figure.querySelectorAll(".series").forEach(function (series) {
+          if (series.getAttribute("data-series") === name) { series.classList.toggle("off"); }
+        });
+      });
+    });
+  });
+  document.body.setAttribute("data-charts", String(figures.length));
+  document.body.setAttribute("data-charts-drawn", String(drawn));
+})();
+"""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+def _segment_name(segment: dict[str, str | None]) -> str:
+    if not segment:
+        return "all"
+    return ", ".join(f"{k}={v}" for k, v in segment.items())
+
+
+def _figure(kind: str, metric: str, caption: str, svg: str) -> str:
+    return (
+        f'<figure class="chart" data-kind="{kind}" data-metric="{escape(metric)}">'
+        f"<figcaption>{escape(caption)}</figcaption>{svg}</figure>"
+    )
+
+
+def history_charts(rows: pa.Table, metrics: list[str]) -> list[str]:
+    """One chart per metric over the stored periods, one line per segment."""
+    periods = sorted({(r["period_start"], r["period_end"]) for r in rows.to_pylist()})
+    index = {start: i for i, (start, _) in enumerate(periods)}
+    labels = [Period(s, e).label for s, e in periods]
+    data: dict[str, dict[str, list[float | None]]] = {m: {} for m in metrics}
+    for r in rows.to_pylist():
+        label = metric_label(r["metric"], r["k"])
+        series = data.setdefault(label, {}).setdefault(
+            _segment_name(dict(r["segment"])), [None] * len(periods)
+        )
+        series[index[r["period_start"]]] = r["value"]
+    figures = []
+    for metric, series in data.items():
+        if series:
+            svg = line_chart(
+                metric, list(range(len(periods))), labels, dict(sorted(series.items())), "period"
+            )
+            figures.append(_figure("history", metric, f"{metric} by period", svg))
+    return figures
+
+
+def curve_charts(curves: dict[str, pa.Table], segments: int) -> list[str]:
+    """One chart per metric family: value against k, one line per segment."""
+    figures = []
+    for name, table in curves.items():
+        cutoffs = [c for c in table.column_names if c.startswith(f"{name}@")]
+        ks = [int(c.split("@", 1)[1]) for c in cutoffs]
+        keys = table.column_names[:segments]
+        series = {}
+        for row in table.to_pylist():
+            series[_segment_name({k: row[k] for k in keys})] = [row[c] for c in cutoffs]
+        if series:
+            svg = line_chart(f"{name}@k", ks, [str(k) for k in ks], dict(sorted(series.items())), "k")
+            figures.append(_figure("curve", name, f"{name}@k", svg))
+    return figures
+
+
+def numbers_table(rows: pa.Table, metrics: list[str]) -> str:
+    """The stored numbers, one row per (period, segment)."""
+    table = wide(rows, metrics)
+    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
+    head = "".join(
+        f'<th class="{"num" if num else "text"}">{escape(n)}</th>'
+        for n, num in zip(table.column_names, numeric, strict=True)
+    )
+    body = []
+    for row in table.to_pylist():
+        cells = "".join(
+            f'<td class="{"num" if num else "text"}">{escape(cell_text(v, 4))}</td>'
+            for v, num in zip(row.values(), numeric, strict=True)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f'<table class="numbers"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def render_page(
+    report: str,
+    rows: pa.Table,
+    metrics: list[str],
+    curves: dict[str, pa.Table],
+    curve_period: Period | None,
+    segments: int,
+    details: dict[str, str] | None = None,
+) -> str:
+    """The whole page as a string. rows: the report's stored rows (results_table.read);
+    metrics: their labels in display order; curves: runner.curves() of curve_period;
+    segments: how many segment columns the curve tables start with.
+
+    >>> import pyarrow as pa
+    >>> from datetime import date
+    >>> rows = pa.table({"period_start": [date(2026, 11, 1)], "period_end": [date(2026, 11, 2)],
+    ...     "segment": pa.array([[("model", "A")]], pa.map_(pa.string(), pa.string())),
+    ...     "metric": ["ndcg"], "k": [10], "value": [0.3], "users": [5]})
+    >>> page = render_page("daily", rows, ["ndcg@10"], {}, None, 1)
+    >>> page.startswith("<!DOCTYPE html>"), page.count('<figure class="chart"')
+    (True, 1)
+    """
+    starts = sorted({r["period_start"] for r in rows.to_pylist()})
+    span = f"{starts[0]} to {starts[-1]} ({len(starts)} periods)" if starts else "no periods yet"
+    written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    facts = {"periods": span, **(details or {}), "written": written}
+    meta = " · ".join(f"{escape(k)} <code>{escape(v)}</code>" for k, v in facts.items())
+    history = history_charts(rows, metrics)
+    curve_figs = curve_charts(curves, segments)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(report)}: sqlmetrics report</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f'<header><h1>{escape(report)}</h1><p class="meta">{meta}</p></header>',
+        '<section id="history"><h2>Each metric over the periods</h2>',
+        f'<div class="charts">{"".join(history)}</div></section>'
+        if history
+        else "<p>No rows yet.</p></section>",
+    ]
+    if curve_figs and curve_period is not None:
+        parts += [
+            f'<section id="curves"><h2>metric@k for the latest period, {escape(curve_period.label)}</h2>',
+            f'<div class="charts">{"".join(curve_figs)}</div></section>',
+        ]
+    parts += [
+        '<section id="numbers"><h2>Numbers</h2>',
+        numbers_table(rows, metrics),
+        "</section>",
+        f"<script>{_SCRIPT}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def write_page(path: str | Path, page: str) -> None:
+    """Write the page next to its final name, then rename: a reader never sees half a page."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(page, encoding="utf-8")
+    partial.replace(path)
