@@ -7,7 +7,6 @@ import pyarrow as pa
 import pytest
 
 import sqlmetrics
-from tests.conftest import table
 
 RECS = pa.table(
     {
