@@ -99,10 +99,28 @@ def child_sqlmetrics(args: argparse.Namespace) -> Callable[[], dict]:
     return work
 
 
-def child_pytrec_eval(args: argparse.Namespace) -> Callable[[], dict]:
+def nested_dicts(path: str, value: str) -> dict[str, dict[str, float]]:
+    """{user: {item: value}} with string ids, the input pytrec_eval and ranx take, read from
+    Parquet (part of their measured time: building it is what using them costs)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=["user_id", "item_id", value])
+    users = pc.cast(table["user_id"], pa.string()).to_pylist()
+    items = pc.cast(table["item_id"], pa.string()).to_pylist()
+    values = table[value].to_pylist()
+    del table
+    out: dict[str, dict[str, float]] = {}
+    for user, item, v in zip(users, items, values, strict=True):
+        per = out.get(user)
+        if per is None:
+            per = out[user] = {}
+        per[item] = v
+    return out
+
+
+def child_pytrec_eval(args: argparse.Namespace) -> Callable[[], dict]:
     import pytrec_eval
 
     k = args.k
@@ -110,23 +128,9 @@ def child_pytrec_eval(args: argparse.Namespace) -> Callable[[], dict]:
     keys = {f"ndcg_cut_{k}": f"ndcg@{k}", f"map_cut_{k}": f"map@{k}", f"recall_{k}": f"recall@{k}",
             f"P_{k}": f"precision@{k}", "recip_rank": "recip_rank"}
 
-    def nested(path: str, value: str) -> dict[str, dict[str, float]]:
-        table = pq.read_table(path, columns=["user_id", "item_id", value])
-        users = pc.cast(table["user_id"], pa.string()).to_pylist()
-        items = pc.cast(table["item_id"], pa.string()).to_pylist()
-        values = table[value].to_pylist()
-        del table
-        out: dict[str, dict[str, float]] = {}
-        for user, item, v in zip(users, items, values, strict=True):
-            per = out.get(user)
-            if per is None:
-                per = out[user] = {}
-            per[item] = v
-        return out
-
     def work() -> dict:
-        qrels = nested(args.truth, "relevance")
-        run = nested(args.recs, "score")
+        qrels = nested_dicts(args.truth, "relevance")
+        run = nested_dicts(args.recs, "score")
         evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures)
         results = evaluator.evaluate(run)
         n = len(results)
@@ -138,26 +142,9 @@ def child_pytrec_eval(args: argparse.Namespace) -> Callable[[], dict]:
 
 def child_ranx(args: argparse.Namespace) -> Callable[[], dict]:
     warnings.filterwarnings("ignore")  # numba's NumbaTypeSafetyWarning on every call
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
     import ranx
 
     metrics = metric_names(args.k)
-
-    def nested(path: str, value: str) -> dict[str, dict[str, float]]:
-        table = pq.read_table(path, columns=["user_id", "item_id", value])
-        users = pc.cast(table["user_id"], pa.string()).to_pylist()
-        items = pc.cast(table["item_id"], pa.string()).to_pylist()
-        values = table[value].to_pylist()
-        del table
-        out: dict[str, dict[str, float]] = {}
-        for user, item, v in zip(users, items, values, strict=True):
-            per = out.get(user)
-            if per is None:
-                per = out[user] = {}
-            per[item] = v
-        return out
 
     # Warm numba's JIT (loading its on-disk cache costs seconds in every new process) on a
     # tiny input of the same types (7-character doc ids), before the clock starts.
@@ -166,8 +153,8 @@ def child_ranx(args: argparse.Namespace) -> Callable[[], dict]:
     ranx.evaluate(ranx.Qrels.from_dict(tiny_qrels), ranx.Run.from_dict(tiny_run), metrics)
 
     def work() -> dict:
-        qrels = nested(args.truth, "relevance")
-        run = nested(args.recs, "score")
+        qrels = nested_dicts(args.truth, "relevance")
+        run = nested_dicts(args.recs, "score")
         # ranx needs the same query ids on both sides: keep the users in both (the users
         # sqlmetrics evaluates); make_comparable=True would score truth-only users 0 instead.
         both = run.keys() & qrels.keys()
