@@ -9,22 +9,23 @@ import duckdb
 import pyarrow as pa
 
 from .conventions import Conventions
-from .errors import DuplicateRowError, SqlMetricsError
+from .dialects import from_item
+from .dialects import get as get_dialect
+from .engines import for_connection
+from .errors import DuplicateRowError, SqlMetricsError, UnsupportedError
 from .identifiers import quote_identifier
 from .metric_names import parse_metrics
 from .plan import ColumnNames, build_context
-from .run import run
-from .sources import Registrations, Source, resolve
+from .sources import Source
 from .templates import render
 
 Input = Any  # table/view name, DuckDB relation, Parquet/CSV path, pandas/polars DataFrame, pyarrow Table
 
 
 def _prepare(
-    con: duckdb.DuckDBPyConnection,
+    engine: Any,
     recs: Input,
     metrics: str | Sequence[str],
-    registrations: Registrations,
     *,
     truth: Input | None,
     by: str | Sequence[str] | None,
@@ -42,12 +43,23 @@ def _prepare(
     missing: str,
     ap_denominator: str,
     duplicates: str,
-) -> tuple[str, Source, Source | None]:
-    if not isinstance(con, duckdb.DuckDBPyConnection):
-        raise SqlMetricsError(
-            f"con must be a duckdb connection (duckdb.connect()), got {type(con).__name__}"
-        )
+    history: Input | None = None,
+    catalog: Input | None = None,
+    item_features: Input | None = None,
+    features: str = "features",
+    dialect: str | None = None,
+) -> tuple[str, Source, Source | None, list[Source]]:
+    # the engine's own dialect, unless sql() renders for another (engines.Described has none)
+    dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
+    if dialect != "duckdb":
+        duckdb_only = [m.label for m in requested if m.definition.beyond]
+        if duckdb_only:
+            raise UnsupportedError(
+                f"{', '.join(duckdb_only)}: the beyond-accuracy metrics run on DuckDB only so far, "
+                f"not in {dialect} SQL; evaluate them with a DuckDB connection (which reads Parquet "
+                "files where they lie)"
+            )
     conventions = Conventions(
         ties=ties,
         threshold=threshold,
@@ -59,18 +71,45 @@ def _prepare(
     )
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(
-        user=user, item=item, score=score, rank=rank, relevance=relevance, action=action
+        user=user,
+        item=item,
+        score=score,
+        rank=rank,
+        relevance=relevance,
+        action=action,
+        features=features,
     )
-    recs_source = resolve(con, recs, "recs", registrations)
-    truth_source = None if truth is None else resolve(con, truth, "truth", registrations)
+    recs_source = engine.resolve(recs, "recs")
+    truth_source = None if truth is None else engine.resolve(truth, "truth")
+    # beyond-accuracy inputs: accepted in every form recs and truth are
+    extra = {
+        role: engine.resolve(obj, role)
+        for role, obj in (("history", history), ("catalog", catalog), ("item_features", item_features))
+        if obj is not None
+    }
+    if dialect != engine.dialect:  # sql(dialect=...): the inputs named in the target dialect
+        for source in (recs_source, truth_source, *extra.values()):
+            if source is not None:
+                source.sql = from_item(source, dialect)
     context = build_context(
-        recs_source, truth_source, requested, names, conventions, groups, per_user
+        recs_source,
+        truth_source,
+        requested,
+        names,
+        conventions,
+        groups,
+        per_user,
+        history=extra.get("history"),
+        catalog=extra.get("catalog"),
+        item_features=extra.get("item_features"),
+        dialect=dialect,
     )
-    return render("evaluate.sql.j2", context), recs_source, truth_source
+    text = render(get_dialect(dialect).template, context)
+    return text, recs_source, truth_source, list(extra.values())
 
 
 def evaluate(
-    con: duckdb.DuckDBPyConnection,
+    con: Any,
     recs: Input,
     metrics: str | Sequence[str],
     *,
@@ -90,12 +129,25 @@ def evaluate(
     missing: str = "skip",
     ap_denominator: str = "relevant",
     duplicates: str = "top_k",
+    history: Input | None = None,
+    catalog: Input | None = None,
+    item_features: Input | None = None,
+    features: str = "features",
 ) -> pa.Table:
     """Evaluate ranking metrics inside DuckDB, in one SQL statement, and return Arrow.
 
+    con: a DuckDB connection; or a pyspark SparkSession (the statement runs as Spark SQL) or an
+    ADBC PostgreSQL connection (it runs in the server), both returning Arrow just the same (see
+    the README's "Other engines" for what each supports).
+
     recs: one row per (user, item) with a score (higher is better) or a rank (1 is the top).
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
-    metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision".
+    metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision", and the beyond-accuracy
+    metrics "fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
+    "popularity@10", "diversity@10", "serendipity@10", "personalization@10".
+    history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
+    serendipity); catalog: a table of all items (default: the items of history); item_features:
+    a table of (item, features vector) for cosine similarity (diversity, serendipity).
     Returns one row per group of `by` with the group columns, `users` (how many users each mean
     is over) and one float64 column per metric, named as requested; with per_user=True, one row
     per (group, user) instead. The conventions' defaults reproduce trec_eval (see README).
@@ -108,13 +160,12 @@ def evaluate(
     >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth).to_pylist()
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
     """
-    registrations = Registrations(con)
+    engine = for_connection(con, describe_only=False)
     try:
-        text, recs_source, truth_source = _prepare(
-            con,
+        text, recs_source, truth_source, _ = _prepare(
+            engine,
             recs,
             metrics,
-            registrations,
             truth=truth,
             by=by,
             per_user=per_user,
@@ -131,39 +182,61 @@ def evaluate(
             missing=missing,
             ap_denominator=ap_denominator,
             duplicates=duplicates,
+            history=history,
+            catalog=catalog,
+            item_features=item_features,
+            features=features,
         )
         try:
-            return run(con, text)
+            return engine.run(text)
         except DuplicateRowError as exc:
+            if engine.dialect != "duckdb":
+                raise
             raise DuplicateRowError(
                 _with_example(con, exc, recs_source, truth_source, user, item)
             ) from None
     finally:
-        registrations.release()
+        engine.release()
 
 
 def sql(
-    con: duckdb.DuckDBPyConnection,
+    con: Any,
     recs: Input,
     metrics: str | Sequence[str],
+    *,
+    dialect: str | None = None,
     **options: Any,
 ) -> str:
     """The SQL text evaluate() would run with the same arguments; run in plain DuckDB (its
     CLI included) it gives the same table. Inputs must be nameable outside this process: a
     table or view, a relation over them, or a Parquet/CSV path.
 
+    dialect: "duckdb", "spark", "postgres", "bigquery" or "snowflake"; by default the
+    connection's own (DuckDB, Spark, PostgreSQL). The connection only describes the inputs
+    (their columns and types): with dialect="bigquery" on a DuckDB connection, name tables that
+    exist there with the same columns (an empty copy will do). With con=None, give each input
+    as a (table name, columns) pair instead.
+
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
     >>> _ = con.execute("CREATE TABLE events AS SELECT 1 user_id, 'a' item_id, 0.5 score, 1 relevance")
     >>> print(sqlmetrics.sql(con, "events", ["ndcg@10"]).splitlines()[0])
     WITH
+    >>> text = sqlmetrics.sql(con, "events", ["ndcg@10"], dialect="spark")
+    >>> "FROM `events`" in text and "row_number() OVER" in text
+    True
+    >>> recs = ("analytics.recs", {"user_id": "INT64", "item_id": "STRING", "score": "FLOAT64"})
+    >>> truth = ("analytics.purchases", {"user_id": "INT64", "item_id": "STRING"})
+    >>> text = sqlmetrics.sql(None, recs, ["map@10"], truth=truth, dialect="bigquery")
+    >>> "FROM `analytics`.`recs`" in text
+    True
     """
-    registrations = Registrations(con)
+    engine = for_connection(con)
     try:
-        text, recs_source, truth_source = _prepare(
-            con, recs, metrics, registrations, **_with_defaults(options)
+        text, recs_source, truth_source, others = _prepare(
+            engine, recs, metrics, dialect=dialect, **_with_defaults(options)
         )
-        for source in (recs_source, truth_source):
+        for source in (recs_source, truth_source, *others):
             if source is not None and not source.inline:
                 raise SqlMetricsError(
                     f"sql() returns text to run elsewhere, but {source.label} exists only in this "
@@ -171,7 +244,7 @@ def sql(
                 )
         return text
     finally:
-        registrations.release()
+        engine.release()
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -191,6 +264,10 @@ _DEFAULTS: dict[str, Any] = {
     "missing": "skip",
     "ap_denominator": "relevant",
     "duplicates": "top_k",
+    "history": None,
+    "catalog": None,
+    "item_features": None,
+    "features": "features",
 }
 
 
@@ -205,6 +282,8 @@ def _with_example(
     con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: str, item: str
 ) -> str:
     """Name the duplicated item too: a second, targeted look, only on this error path."""
+    if not str(exc).startswith(("recs", "truth")):
+        return str(exc)  # item_features names its duplicated item itself
     source = truth if str(exc).startswith("truth") and truth is not None else recs
     user_col = next((c for c in source.columns if c.lower() == user.lower()), user)
     item_col = next((c for c in source.columns if c.lower() == item.lower()), item)

@@ -103,6 +103,7 @@ examples:
       --metrics ndcg@10,map@10 --action event_type --relevance purchase=3,add_to_cart=2,view=1
   sqlmetrics sql 'logs/recs/*.parquet' --truth 'logs/truth/*.parquet' --metrics ndcg@10 > ndcg.sql
   duckdb warehouse.duckdb < ndcg.sql
+  sqlmetrics sql recs --db warehouse.duckdb --truth purchases --metrics ndcg@10 --dialect bigquery
 """
 
 _REPORT_DESCRIPTION = """\
@@ -253,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_evaluation_options(sql)
     sql.add_argument("-o", "--output", metavar="PATH", help="write the SQL to this file")
+    sql.add_argument(
+        "--dialect", choices=("duckdb", "spark", "postgres", "bigquery", "snowflake"), default="duckdb",
+        help="the SQL dialect to write (default duckdb); the --db tables or files describe the "
+        "inputs' columns, and the text names them as given",
+    )  # fmt: skip
     sql.set_defaults(handler=_sql)
 
     report = commands.add_parser(
@@ -374,7 +380,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _sql(args: argparse.Namespace) -> int:
     con = _connection(args)
     try:
-        text = api.sql(con, _input(args.source), args.metrics, **_options(args))
+        text = api.sql(con, _input(args.source), args.metrics, dialect=args.dialect, **_options(args))
     finally:
         con.close()
     if args.output:

@@ -36,3 +36,7 @@ class InvalidDataError(SqlMetricsError):
 
 class DuplicateRowError(InvalidDataError):
     """A (user, item) pair occurs twice in the recommendations or in the truth."""
+
+
+class UnsupportedError(SqlMetricsError):
+    """A metric, input or connection that the chosen engine or SQL dialect does not support."""

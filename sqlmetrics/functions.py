@@ -45,7 +45,94 @@ def _metric_function(metric: str):
         f"Same keyword arguments as sqlmetrics.evaluate (truth, by, per_user, column names,\n"
         f"conventions). Example:\n\n    {example}\n"
     )
+    if metric in _BEYOND_EXAMPLES:
+        function.__doc__ = (
+            f"{metric}: {definition.formula} (see the README, \"Beyond accuracy\").\n\n"
+            "Same keyword arguments as sqlmetrics.evaluate, with history= (user, item\n"
+            "interactions), catalog= (all items) and item_features= (item vectors) where the\n"
+            f"metric needs them.\n{_SETUP}{_BEYOND_EXAMPLES[metric]}"
+        )
     return function
+
+
+# Runnable examples (doctests) of the beyond-accuracy functions, on one small data set: users 1
+# and 2 get lists (a, b) and (a, c); in history, users 3 and 4 have (a, b) and (a, c), user 5 (d).
+_SETUP = """
+    >>> import duckdb, pyarrow as pa, sqlmetrics
+    >>> con = duckdb.connect()
+    >>> recs = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "c"],
+    ...                  "score": [0.9, 0.8, 0.7, 0.6]})
+    >>> history = pa.table({"user_id": [3, 3, 4, 4, 5], "item_id": ["a", "b", "a", "c", "d"]})
+"""
+_BEYOND_EXAMPLES = {
+    "catalog_coverage": """
+    3 of the 4 items of history are recommended:
+
+    >>> sqlmetrics.catalog_coverage(con, recs, k=2, history=history).to_pylist()
+    [{'users': 2, 'catalog_coverage@2': 0.75}]
+""",
+    "distributional_coverage": """
+    a is half of the 4 recommendations, b and c a quarter each: 0.5 * 1 + 2 * 0.25 * 2 bits:
+
+    >>> sqlmetrics.distributional_coverage(con, recs, k=2).to_pylist()
+    [{'users': 2, 'distributional_coverage@2': 1.5}]
+""",
+    "gini": """
+    the catalog's counts, ascending, are d: 0, b: 1, c: 1, a: 2; (-3*0 - 1 + 1 + 3*2) / (3 * 4):
+
+    >>> sqlmetrics.gini(con, recs, k=2, history=history).to_pylist()
+    [{'users': 2, 'gini@2': 0.5}]
+""",
+    "novelty": """
+    of the 5 history rows, a has 2, b and c one each: (2 * log2(5/2) + 2 * log2(5)) / 4:
+
+    >>> sqlmetrics.novelty(con, recs, k=2, history=history).to_pylist()
+    [{'users': 2, 'novelty@2': 1.8219280948873624}]
+""",
+    "popularity": """
+    a has 2 history users, b and c one each: both lists average 1.5:
+
+    >>> sqlmetrics.popularity(con, recs, k=2, history=history).to_pylist()
+    [{'users': 2, 'popularity@2': 1.5}]
+""",
+    "diversity": """
+    a and b share one of their users: sim = 1 / (sqrt(2) * sqrt(1)); the same for a and c:
+
+    >>> sqlmetrics.diversity(con, recs, k=2, history=history, per_user=True).to_pylist()
+    [{'user_id': 1, 'diversity@2': 0.29289321881345254}, {'user_id': 2, 'diversity@2': 0.29289321881345254}]
+""",
+    "serendipity": """
+    user 3 (history a, b) is recommended d, which is relevant to it, and c, which is not:
+    d never co-occurs with a or b, so its serendipity is (1 - 0) * 1; c's is 0:
+
+    >>> recs = pa.table({"user_id": [3, 3], "item_id": ["c", "d"], "score": [0.9, 0.8]})
+    >>> truth = pa.table({"user_id": [3], "item_id": ["d"]})
+    >>> sqlmetrics.serendipity(con, recs, k=2, truth=truth, history=history).to_pylist()
+    [{'users': 1, 'serendipity@2': 0.5}]
+""",
+    "personalization": """
+    the two lists share one of their two items: cosine 1/2:
+
+    >>> sqlmetrics.personalization(con, recs, k=2).to_pylist()
+    [{'users': 2, 'personalization@2': 0.5}]
+""",
+    "fcp": """
+    seed 004: true order A > B > C, ranked B, A, C: A > C and B > C concordant, A > B not:
+
+    >>> recs = pa.table({"user_id": [1, 1, 1], "item_id": ["B", "A", "C"], "score": [3.0, 2.0, 1.0]})
+    >>> truth = pa.table({"user_id": [1, 1, 1], "item_id": ["A", "B", "C"], "relevance": [3, 2, 1]})
+    >>> sqlmetrics.fcp(con, recs, truth=truth).to_pylist()
+    [{'users': 1, 'fcp': 0.6666666666666666}]
+""",
+    "fcp_surprise": """
+    Surprise's definition: a score tie between different grades counts as discordant:
+
+    >>> recs = pa.table({"user_id": [1, 1, 1], "item_id": ["A", "B", "C"], "score": [2.0, 2.0, 1.0]})
+    >>> truth = pa.table({"user_id": [1, 1, 1], "item_id": ["A", "B", "C"], "relevance": [3, 2, 1]})
+    >>> sqlmetrics.evaluate(con, recs, ["fcp", "fcp_surprise"], truth=truth).to_pylist()
+    [{'users': 1, 'fcp': 1.0, 'fcp_surprise': 0.6666666666666666}]
+""",
+}
 
 
 cg = _metric_function("cg")
@@ -60,3 +147,15 @@ arhr = _metric_function("arhr")
 map = _metric_function("map")  # noqa: A001 - named like the metric, as in ranx and sklearn
 mar = _metric_function("mar")
 r_precision = _metric_function("r_precision")
+
+# beyond accuracy: the same keyword arguments, plus history=, catalog=, item_features=
+fcp = _metric_function("fcp")
+fcp_surprise = _metric_function("fcp_surprise")
+catalog_coverage = _metric_function("catalog_coverage")
+distributional_coverage = _metric_function("distributional_coverage")
+gini = _metric_function("gini")
+novelty = _metric_function("novelty")
+popularity = _metric_function("popularity")
+diversity = _metric_function("diversity")
+serendipity = _metric_function("serendipity")
+personalization = _metric_function("personalization")

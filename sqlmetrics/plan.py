@@ -4,6 +4,7 @@ identifiers and literals only. Nothing here writes a formula."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
@@ -11,7 +12,8 @@ from typing import Any
 
 from . import columns as col
 from .conventions import Conventions
-from .errors import ConventionError, MissingColumnError
+from .dialects import get as get_dialect
+from .errors import ColumnTypeError, ConventionError, MissingColumnError
 from .identifiers import quote_identifier, quote_string
 from .metric_names import RequestedMetric
 from .sources import Source
@@ -25,9 +27,10 @@ class ColumnNames:
     rank: str | None = None
     relevance: str | Mapping[str, float] | None = None  # None: "relevance" where present
     action: str | None = None
+    features: str = "features"  # the vector column of item_features=
 
 
-def _grades(mapping: Mapping[str, float]) -> list[tuple[str, str]]:
+def _grades(mapping: Mapping[str, float], quote=quote_string) -> list[tuple[str, str]]:
     if not mapping:
         raise ConventionError("relevance={} grades no action; give e.g. {'purchase': 3, 'view': 1}")
     out = []
@@ -38,12 +41,15 @@ def _grades(mapping: Mapping[str, float]) -> list[tuple[str, str]]:
             raise ConventionError(
                 f"the grade of action {action!r} must be a finite number, got {grade!r}"
             )
-        out.append((quote_string(action), repr(float(grade))))
+        out.append((quote(action), repr(float(grade))))
     return out
 
 
-def _relevance(source: Source, names: ColumnNames, role: str, required: bool) -> dict[str, Any]:
+def _relevance(
+    source: Source, names: ColumnNames, role: str, required: bool, dialect: str = "duckdb"
+) -> dict[str, Any]:
     """How the relevance of each row of `source` is obtained."""
+    sql_dialect = get_dialect(dialect)
     if names.action is not None:
         if not isinstance(names.relevance, Mapping):
             raise ConventionError(
@@ -53,8 +59,8 @@ def _relevance(source: Source, names: ColumnNames, role: str, required: bool) ->
         column = col.find_column(source, names.action, role, "action")
         return {
             "kind": "action",
-            "column": quote_identifier(column),
-            "grades": _grades(names.relevance),
+            "column": sql_dialect.quote_identifier(column),
+            "grades": _grades(names.relevance, sql_dialect.quote_string),
             "is_float": False,
         }
     if isinstance(names.relevance, Mapping):
@@ -72,9 +78,10 @@ def _relevance(source: Source, names: ColumnNames, role: str, required: bool) ->
     duck_type = col.require_numeric(source, column, role, "relevance", allow_bool=True)
     return {
         "kind": "column",
-        "column": quote_identifier(column),
+        "column": sql_dialect.quote_identifier(column),
         "grades": [],
         "is_float": col.is_float(duck_type),
+        "is_bool": duck_type == "BOOLEAN",
     }
 
 
@@ -86,7 +93,13 @@ def build_context(
     conventions: Conventions,
     by: Sequence[str],
     per_user: bool,
+    history: Source | None = None,
+    catalog: Source | None = None,
+    item_features: Source | None = None,
+    dialect: str = "duckdb",
 ) -> dict[str, Any]:
+    sql_dialect = get_dialect(dialect)
+    quote_identifier = sql_dialect.quote_identifier  # this dialect's quoting, in this function
     user = col.find_column(recs, names.user, "recs", "user")
     item = col.find_column(recs, names.item, "recs", "item")
     if names.rank is not None:
@@ -102,8 +115,9 @@ def build_context(
     # _key is "larger is better" throughout the templates: a rank is negated
     key_sql = quote_identifier(key)
     if order_by == "rank":
-        key_sql = f"-CAST({key_sql} AS DOUBLE)"
-    elif conventions.ties == "item_asc" and col.is_unsigned(key_type):
+        # (the portable SQL keeps the rank's own type: BigQuery counts no DISTINCT FLOAT64)
+        key_sql = f"-CAST({key_sql} AS DOUBLE)" if dialect == "duckdb" else f"-{key_sql}"
+    elif conventions.ties == "item_asc" and col.is_unsigned(key_type) and dialect == "duckdb":
         key_sql = f"CAST({key_sql} AS HUGEINT)"  # item_asc negates the score
 
     if conventions.ties == "average":
@@ -128,6 +142,7 @@ def build_context(
                 "alias": f"_g{i}",
                 "column": quote_identifier(column),
                 "name": quote_identifier(column),
+                "is_text": col.type_family(recs.type_of(column)) == "text",
             }
         )
 
@@ -138,11 +153,18 @@ def build_context(
         "item": quote_identifier(item),
         "key": key_sql,
         "key_is_float": col.is_float(key_type),
+        "item_is_text": col.type_family(recs.type_of(item)) == "text",
+        "user_is_text": col.type_family(recs.type_of(user)) == "text",
         "names": {"user": user, "item": item, "key": key},
         "relevance": None,
     }
+    ranking = [m for m in metrics if not m.definition.beyond]
+    needs_relevance = bool(ranking) or any("relevance" in m.definition.needs for m in metrics)
     truth_ctx = None
-    if truth is None:
+    if truth is None and not needs_relevance and not _has_relevance(recs, names):
+        # Only beyond-accuracy metrics that need no relevance: nothing is judged (every row 0).
+        recs_ctx["relevance"] = {"kind": "column", "column": "NULL", "grades": [], "is_float": False}
+    elif truth is None:
         if (
             names.action is None
             and names.relevance is None
@@ -153,7 +175,7 @@ def build_context(
                 "truth='<table of (user, item[, relevance])>', or relevance='<column>', or "
                 "action='<column>' with relevance={'purchase': 3, ...}"
             )
-        recs_ctx["relevance"] = _relevance(recs, names, "recs", required=True)
+        recs_ctx["relevance"] = _relevance(recs, names, "recs", required=True, dialect=dialect)
     else:
         t_user = col.find_column(truth, names.user, "truth", "user")
         t_item = col.find_column(truth, names.item, "truth", "item")
@@ -165,12 +187,22 @@ def build_context(
             "user": quote_identifier(t_user),
             "item": quote_identifier(t_item),
             "names": {"user": t_user, "item": t_item},
-            "relevance": _relevance(truth, names, "truth", required=False),
+            "relevance": _relevance(truth, names, "truth", required=False, dialect=dialect),
         }
 
-    cutoffs = [m.k for m in metrics]
-    list_length = None if any(k is None for k in cutoffs) else max(cutoffs)
+    cutoffs = [m.k for m in metrics if not m.definition.beyond or m.definition.uses_lists]
+    if not cutoffs:
+        list_length = 1  # fcp alone: the lists are only read for the input checks
+    else:
+        list_length = None if any(k is None for k in cutoffs) else max(cutoffs)
+    beyond_ctx = _beyond_context(
+        recs, user, item, truth, metrics, names, per_user, history, catalog, item_features
+    )
+    if beyond_ctx is not None:
+        beyond_ctx["columns"] = [quote_identifier(m.label) for m in metrics]  # the order asked
     return {
+        "dialect": sql_dialect.name,  # the portable templates import sql/dialects/<dialect>.sql.j2
+        "literal": sql_dialect.quote_string,  # text as a string literal of the dialect
         "recs": recs_ctx,
         "truth": truth_ctx,
         "groups": groups,
@@ -192,6 +224,154 @@ def build_context(
                 "k": m.k,
                 "column": quote_identifier(m.label),
             }
-            for m in metrics
+            for m in ranking
         ],
+        "beyond": beyond_ctx,
+    }
+
+
+def _has_relevance(recs: Source, names: ColumnNames) -> bool:
+    return (
+        names.action is not None
+        or names.relevance is not None
+        or "relevance" in {c.lower() for c in recs.columns}
+    )
+
+
+def _same_family(recs: Source, r_col: str, other: Source, o_col: str, role: str, what: str) -> None:
+    ta, tb = recs.type_of(r_col), other.type_of(o_col)
+    if col.type_family(ta) != col.type_family(tb):
+        raise ColumnTypeError(
+            f"the {what} columns do not compare: recs {r_col!r} is {ta} but {role} {o_col!r} is "
+            f"{tb}; cast one of them so that both have the same type"
+        )
+
+
+_VECTOR = re.compile(r"^(.+)\[\d*\]$")
+
+
+def _beyond_context(
+    recs: Source,
+    user: str,
+    item: str,
+    truth: Source | None,
+    metrics: Sequence[RequestedMetric],
+    names: ColumnNames,
+    per_user: bool,
+    history: Source | None,
+    catalog: Source | None,
+    item_features: Source | None,
+) -> dict[str, Any] | None:
+    """What the beyond-accuracy templates (sql/beyond/) need: which inputs, cutoffs and families."""
+    beyond = [m for m in metrics if m.definition.beyond]
+    if not beyond:
+        return None
+    if per_user:
+        refused = [m.label for m in beyond if not m.definition.per_user]
+        if refused:
+            raise ConventionError(
+                f"per_user=True: {', '.join(refused)} has no per-user value (it describes all the "
+                "lists together); request it without per_user=True"
+            )
+    needs = {need for m in beyond for need in m.definition.needs}
+    names_of = {need: [m.label for m in beyond if need in m.definition.needs] for need in needs}
+    # (relevance: without truth= and a relevance column, build_context has refused already)
+    similarity = None
+    if "similarity" in needs:
+        similarity = "features" if item_features is not None else "cooccurrence"
+    uses_history = (
+        "history" in needs
+        or similarity == "cooccurrence"
+        or ("catalog" in needs and catalog is None)
+    )
+    if uses_history and history is None:
+        wants = sorted(
+            {m.label for m in beyond if "history" in m.definition.needs}
+            | set(names_of.get("similarity", []))
+            | set(names_of.get("catalog", []))
+        )
+        alternatives = {
+            "catalog": " (or catalog='<table of items>')",
+            "similarity": " (or item_features='<table of item, vector>')",
+        }
+        hint = "".join(v for k, v in alternatives.items() if k in needs and "history" not in needs)
+        raise ConventionError(
+            f"{', '.join(wants)} needs the users' history: pass history='<table of (user, item) "
+            f"interactions>'{hint}"
+        )
+
+    history_ctx = None
+    if uses_history and history is not None:
+        h_user = col.find_column(history, names.user, "history", "user")
+        h_item = col.find_column(history, names.item, "history", "item")
+        _same_family(recs, user, history, h_user, "history", "user")
+        _same_family(recs, item, history, h_item, "history", "item")
+        history_ctx = {
+            "source": history.sql,
+            "label": history.label,
+            "user": quote_identifier(h_user),
+            "item": quote_identifier(h_item),
+            "names": {"user": h_user, "item": h_item},
+        }
+    catalog_ctx = None
+    if "catalog" in needs and catalog is not None:
+        c_item = col.find_column(catalog, names.item, "catalog", "item")
+        _same_family(recs, item, catalog, c_item, "catalog", "item")
+        catalog_ctx = {
+            "source": catalog.sql,
+            "label": catalog.label,
+            "item": quote_identifier(c_item),
+            "names": {"item": c_item},
+        }
+    features_ctx = None
+    if similarity == "features" and item_features is not None:
+        f_item = col.find_column(item_features, names.item, "item_features", "item")
+        f_vec = col.find_column(item_features, names.features, "item_features", "features")
+        _same_family(recs, item, item_features, f_item, "item_features", "item")
+        vector_type = item_features.type_of(f_vec)
+        element = _VECTOR.match(vector_type)
+        if element is None or not col.is_numeric(element.group(1)):
+            raise ColumnTypeError(
+                f"item_features ({item_features.label}): the features column {f_vec!r} must be a list "
+                f"or array of numbers (e.g. FLOAT[]), but it is {vector_type}"
+            )
+        features_ctx = {
+            "source": item_features.sql,
+            "label": item_features.label,
+            "item": quote_identifier(f_item),
+            "vector": quote_identifier(f_vec),
+            "names": {"item": f_item, "vector": f_vec},
+        }
+
+    def max_k(*wanted: str) -> int | None:
+        ks = [m.k for m in beyond if m.name in wanted and m.k is not None]
+        return max(ks) if ks else None
+
+    families: list[str] = []
+    for m in beyond:
+        family = m.definition.template.rsplit("/", 1)[-1].split(".", 1)[0]
+        if family not in families:
+            families.append(family)
+    return {
+        "metrics": [
+            {
+                "name": m.name,
+                "k": m.k,
+                "column": quote_identifier(m.label),
+                "per_user": m.definition.per_user,
+            }
+            for m in beyond
+        ],
+        "families": families,
+        "list_length": max_k(*[m.name for m in beyond if m.definition.uses_lists]),
+        "history": history_ctx,
+        "catalog": catalog_ctx,
+        "features": features_ctx,
+        "similarity": similarity,
+        "relevance": any(
+            m.definition.uses_lists and "relevance" in m.definition.needs for m in beyond
+        ),
+        "catalog_k": max_k("catalog_coverage", "gini") if catalog_ctx else None,
+        "diversity_k": max_k("diversity"),
+        "serendipity_k": max_k("serendipity"),
     }

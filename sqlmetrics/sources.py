@@ -29,6 +29,8 @@ class Source:
     columns: dict[str, str]  # column name -> DuckDB type
     registered: str | None = None  # name registered in the connection, to unregister
     inline: bool = True  # False: the SQL names an object that exists only in this process
+    table: str | None = None  # the table or view name it was given as (to quote for another dialect)
+    path: str | None = None  # the Parquet/CSV path or glob it was given as
 
     def type_of(self, column: str) -> str:
         return self.columns[column]
@@ -93,9 +95,9 @@ def resolve(
         obj = str(obj)
     if isinstance(obj, str):
         if _looks_like_path(obj):
-            from_item, label = _file_source(obj), obj
+            from_item, label, table, path = _file_source(obj), obj, None, obj
         else:
-            from_item, label = quote_table_name(obj), obj
+            from_item, label, table, path = quote_table_name(obj), obj, obj, None
         try:
             columns = _describe(con, from_item)
         except duckdb.CatalogException:
@@ -105,7 +107,7 @@ def resolve(
             ) from None
         except duckdb.IOException as exc:
             raise UnknownTableError(f"{role}: cannot read {obj!r}: {exc}") from None
-        return Source(from_item, label, columns)
+        return Source(from_item, label, columns, table=table, path=path)
     if isinstance(obj, duckdb.DuckDBPyRelation):
         from_item = f"({obj.sql_query()})"
         try:

@@ -1,0 +1,126 @@
+"""Apache Spark: the metrics render as Spark SQL (sql/dialects/portable/ with spark.sql.j2),
+run with spark.sql(), and come back through Spark's Arrow path (DataFrame.toArrow(): Arrow
+record batches from the JVM, no Python row objects; Spark 4 or later).
+
+Inputs: a table or view name (catalog.schema.table too), a Parquet path or glob (read in place
+as parquet.`path`), a CSV path (read with a header row into a temporary view), a pyspark
+DataFrame, or in-memory data (pyarrow Table, pandas or polars DataFrame: spark.createDataFrame).
+Temporary views get a unique name and are dropped after the query, whatever happens."""
+
+from __future__ import annotations
+
+import glob
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..dialects import get, normalize_type
+from ..errors import DuplicateRowError, InvalidDataError, SqlMetricsError, UnknownTableError
+from ..run import input_problem
+from ..sources import Source, _looks_like_path
+
+_SPARK = get("spark")
+_CSV = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt")
+
+
+def _columns(df: Any) -> dict[str, str]:
+    return {f.name: normalize_type(f.dataType.simpleString()) for f in df.schema.fields}
+
+
+class SparkEngine:
+    dialect = "spark"
+
+    def __init__(self, spark: Any) -> None:
+        major = int(str(spark.version).split(".")[0])
+        if major < 4:
+            raise SqlMetricsError(
+                f"sqlmetrics needs Spark 4 or later for its Arrow result path (toArrow); this "
+                f"SparkSession is Spark {spark.version}"
+            )
+        self.spark = spark
+        self.views: list[str] = []
+
+    # ---- inputs --------------------------------------------------------------------------------
+
+    def _register(self, df: Any, role: str, label: str) -> Source:
+        name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
+        df.createOrReplaceTempView(name)
+        self.views.append(name)
+        return Source(_SPARK.quote_identifier(name), label, _columns(df), name, False)
+
+    def resolve(self, obj: Any, role: str) -> Source:
+        from pyspark.errors import AnalysisException
+        from pyspark.sql import DataFrame
+
+        if isinstance(obj, Path):
+            obj = str(obj)
+        if isinstance(obj, str):
+            if _looks_like_path(obj):
+                return self._file(obj, role)
+            from_item = _SPARK.quote_table_name(obj)
+            try:
+                df = self.spark.table(from_item)
+            except AnalysisException:
+                known = ", ".join(t.name for t in self.spark.catalog.listTables()) or "none"
+                raise UnknownTableError(
+                    f"{role}: no table or view named {obj!r} in this SparkSession (tables: {known})"
+                ) from None
+            return Source(from_item, obj, _columns(df), table=obj)
+        if isinstance(obj, DataFrame):
+            return self._register(obj, role, f"{role} DataFrame")
+        if type(obj).__module__.split(".")[0] == "polars":
+            obj = obj.collect() if hasattr(obj, "collect") else obj
+            obj = obj.to_arrow()
+        module = type(obj).__module__.split(".")[0]
+        if module == "pandas":
+            obj = pa.Table.from_pandas(obj, preserve_index=False)
+        if isinstance(obj, pa.Table):
+            label = f"{role} {type(obj).__name__}"
+            return self._register(self.spark.createDataFrame(obj), role, label)
+        raise UnknownTableError(
+            f"{role} must be a table or view name, a Parquet/CSV path, a pyspark DataFrame, or a "
+            f"pandas/polars DataFrame or pyarrow Table; got {type(obj).__name__}"
+        )
+
+    def _file(self, path: str, role: str) -> Source:
+        from pyspark.errors import AnalysisException
+
+        if "://" not in path and not glob.glob(path):
+            raise UnknownTableError(f"no file matches {path!r}")
+        try:
+            if path.lower().endswith(_CSV):
+                df = self.spark.read.csv(path, header=True, inferSchema=True)
+                return self._register(df, role, path)
+            df = self.spark.read.parquet(path)
+        except AnalysisException as exc:
+            raise UnknownTableError(f"{role}: cannot read {path!r}: {exc}") from None
+        # read in place by the statement itself: the SQL text names the file
+        return Source("parquet." + _SPARK.quote_identifier(path), path, _columns(df), path=path)
+
+    # ---- running -------------------------------------------------------------------------------
+
+    def run(self, sql: str) -> pa.Table:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+
+        try:
+            table = self.spark.sql(sql).toArrow()
+        except (PySparkException, Py4JJavaError) as exc:  # a failed subquery comes back raw
+            problem = input_problem(exc)
+            if problem is None:
+                raise
+            problem = problem.split(" SQLSTATE: ")[0].strip()
+            error = DuplicateRowError if " duplicate " in problem else InvalidDataError
+            raise error(problem) from None
+        # Spark marks never-NULL columns (users, count) not nullable; DuckDB's tables are all nullable
+        return table.cast(pa.schema([f.with_nullable(True) for f in table.schema]))
+
+    def release(self) -> None:
+        while self.views:
+            name = self.views.pop()
+            try:
+                self.spark.catalog.dropTempView(name)
+            except Exception:  # noqa: BLE001 - the session may be stopped already
+                pass

@@ -1,0 +1,138 @@
+"""Cross-checks of another engine against DuckDB and the plain-Python reference, on the same
+random data as tests/test_against_reference.py (tests/strategies.py): every metric per user
+and aggregated, equal to 1e-9."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import pyarrow as pa
+import reference
+from hypothesis import strategies as st
+from strategies import EvalData, eval_data
+
+import sqlmetrics
+
+DUCKDB = duckdb.connect()
+
+# the conventions of tests/test_against_reference.py
+CASES = [
+    {},
+    {"ties": "item_asc"},
+    {"ties": "trec_eval"},
+    {"ties": "average"},
+    {"ties": "average", "gain": "exponential", "threshold": 2},
+    {"gain": "exponential"},
+    {"empty": "skip"},
+    {"missing": "zero"},
+    {"missing": "zero", "empty": "skip", "ties": "item_asc"},
+    {"ap_denominator": "min_k"},
+    {"threshold": 2},
+    {"threshold": 2, "empty": "skip", "ties": "trec_eval"},
+    {"duplicates": "all"},
+]
+
+
+@st.composite
+def batched(draw, parts: int = 6, string_ids: bool | None = None):
+    """Several eval_data() draws as ONE data set (for engines where each query costs a second):
+    part i's users become i * 100 + user and its groups "b<i>/<group>", so the parts never
+    meet, except where a convention joins every group with every truth user (missing='zero'),
+    which the reference does alike. The parts share their mode (single table or truth) and
+    their kind of item ids, which are columns of the one table."""
+    single_table = draw(st.booleans())
+    string_ids = draw(st.booleans()) if string_ids is None else string_ids
+    recs, truth = [], []
+    for i in range(1, parts + 1):
+        part = draw(eval_data(single_table=single_table, string_ids=string_ids))
+        for row in part.recs:
+            group = f"b{i}" if row.get("group") is None else f"b{i}/{row['group']}"
+            recs.append({**row, "user": i * 100 + row["user"], "group": group})
+        for row in part.truth or []:
+            truth.append({**row, "user": i * 100 + row["user"]})
+    item_type = pa.string() if string_ids else pa.int64()
+    return EvalData(recs, None if single_table else truth, item_type, True)
+
+
+def case_id(conventions: dict) -> str:
+    return "-".join(f"{k}={v}" for k, v in conventions.items()) or "defaults"
+
+
+def metric_names(ks: list[int], ties: str, with_r_precision: bool) -> list[str]:
+    names = reference.TIE_AVERAGED if ties == "average" else reference.CUTOFF_METRICS
+    labels = [f"{name}@{k}" for name in names for k in ks]
+    if with_r_precision and ties != "average":
+        labels.append("r_precision")
+    return labels
+
+
+def close(actual, expected) -> bool:
+    if expected is None:
+        return actual is None
+    return actual is not None and math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _rows(con, data, metrics, per_user, conventions) -> list[dict]:
+    table = sqlmetrics.evaluate(
+        con, data.recs_table(), metrics, truth=data.truth_table(),
+        by="model" if data.grouped else None, per_user=per_user, **conventions,
+    )
+    assert isinstance(table, pa.Table)
+    return table.to_pylist()
+
+
+def _keyed(rows: list[dict], key) -> dict:
+    out = {key(row): row for row in rows}
+    assert len(out) == len(rows), "a (group, user) pair or a group is reported twice"
+    return out
+
+
+def check_engine(con, data, metrics, conventions) -> None:
+    """`con`'s results equal DuckDB's and the reference's, per user and aggregated, to 1e-9."""
+    # the random data hold no duplicate, so `duplicates` changes no number (the reference lacks it)
+    options = {k: v for k, v in conventions.items() if k != "duplicates"}
+    expected_users, expected_groups = reference.evaluate(data.recs, metrics, data.truth, **options)
+    user_key = lambda row: (row.get("model"), row["user_id"])  # noqa: E731
+    group_key = lambda row: row.get("model")  # noqa: E731
+
+    actual = _keyed(_rows(con, data, metrics, True, conventions), user_key)
+    duck = _keyed(_rows(DUCKDB, data, metrics, True, conventions), user_key)
+    assert set(actual) == set(duck) == set(expected_users)
+    for key, expected in expected_users.items():
+        wrong = {
+            m: (actual[key][m], duck[key][m], expected[m])
+            for m in metrics
+            if not (close(actual[key][m], expected[m]) and close(actual[key][m], duck[key][m]))
+        }
+        assert not wrong, f"(group, user) = {key}: (engine, duckdb, reference) = {wrong}"
+
+    actual = _keyed(_rows(con, data, metrics, False, conventions), group_key)
+    duck = _keyed(_rows(DUCKDB, data, metrics, False, conventions), group_key)
+    assert set(actual) == set(duck)
+    for group, row in duck.items():
+        assert actual[group]["users"] == row["users"]
+        wrong = {m: (actual[group][m], row[m]) for m in metrics if not close(actual[group][m], row[m])}
+        assert not wrong, f"group {group}: (engine, duckdb) = {wrong}"
+        if group in expected_groups:
+            assert row["users"] == expected_groups[group]["users"]
+            wrong = {
+                m: (actual[group][m], expected_groups[group][m])
+                for m in metrics
+                if not close(actual[group][m], expected_groups[group][m])
+            }
+            assert not wrong, f"group {group}: (engine, reference) = {wrong}"
+
+
+def assert_close_tables(actual: pa.Table, expected: pa.Table) -> None:
+    """Same columns, types and rows; floats equal to 1e-9 (engines round their decimal terms
+    differently in the last digits: PostgreSQL casts a double to NUMERIC with 15 digits)."""
+    assert actual.schema == expected.schema
+    a, e = actual.to_pylist(), expected.to_pylist()
+    assert len(a) == len(e)
+    for row_a, row_e in zip(a, e, strict=True):
+        for name, value in row_e.items():
+            if isinstance(value, float):
+                assert close(row_a[name], value), (name, row_a[name], value)
+            else:
+                assert row_a[name] == value, (name, row_a[name], value)

@@ -1,0 +1,116 @@
+"""Throwaway engines for the tests of other engines: a PostgreSQL server in a temporary
+directory (on a Unix socket only, stopped and deleted at the end) and a local Spark session.
+
+When an engine is missing, its tests are skipped on a developer's machine and FAIL in CI
+(CI=true): .ci/run installs both, so a missing one there is a broken install, not a reason
+to pass."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+
+def unavailable(reason: str):
+    """Skip, or fail under CI=true."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: .ci/run must install it)", pytrace=False)
+    pytest.skip(reason)
+
+
+def postgres_bindir() -> str | None:
+    """The directory of initdb and pg_ctl: $PG_BINDIR, Debian's newest
+    /usr/lib/postgresql/<version>/bin, or wherever pg_ctl is on the PATH."""
+    candidates = [os.environ.get("PG_BINDIR", "")]
+    candidates += sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]), reverse=True
+    )
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        candidates.append(os.path.dirname(os.path.realpath(on_path)))
+    for path in candidates:
+        if path and os.path.exists(os.path.join(path, "initdb")) and os.path.exists(
+            os.path.join(path, "pg_ctl")
+        ):
+            return path
+    return None
+
+
+@contextlib.contextmanager
+def postgres_server():
+    """Start a PostgreSQL cluster in a new temporary directory, listening on a Unix socket in
+    that directory only (listen_addresses=''), and yield its libpq URI; stop it and delete the
+    directory afterwards. As root, the server runs as the 'postgres' user (it refuses root).
+
+    The database's default collation is ICU's linguistic 'en' where available ('a' < 'B'), so
+    that the tests see that sqlmetrics orders text ids by bytes (COLLATE "C") as DuckDB does."""
+    bindir = postgres_bindir()
+    if bindir is None:
+        unavailable("PostgreSQL server binaries (initdb, pg_ctl) not found: apt-get install postgresql")
+    as_user = {}
+    if os.geteuid() == 0:
+        as_user = {"user": "postgres", "group": "postgres"}
+    root = tempfile.mkdtemp(prefix="sqlmetrics-pg-")
+    os.chmod(root, 0o700)
+    if as_user:
+        shutil.chown(root, "postgres", "postgres")
+    data, log = os.path.join(root, "data"), os.path.join(root, "server.log")
+    port = "5432"  # the socket file lives in `root`, so the port clashes with nothing
+    run = dict(check=True, capture_output=True, text=True, cwd=root, **as_user)
+    initdb = [os.path.join(bindir, "initdb"), "-D", data, "-U", "sqlmetrics", "--auth=trust", "-E", "UTF8"]
+    try:
+        try:
+            subprocess.run([*initdb, "--locale=C.UTF-8", "--locale-provider=icu", "--icu-locale=en"], **run)
+        except subprocess.CalledProcessError:  # no ICU: the C collation
+            shutil.rmtree(data, ignore_errors=True)
+            subprocess.run([*initdb, "--locale=C"], **run)
+        options = f"-k {root} -p {port} -c listen_addresses='' -c fsync=off -c shared_buffers=64MB"
+        subprocess.run(
+            [os.path.join(bindir, "pg_ctl"), "-D", data, "-l", log, "-w", "-t", "60", "-o", options, "start"],
+            **run,
+        )
+        try:
+            yield f"postgresql:///postgres?host={root}&port={port}&user=sqlmetrics"
+        finally:
+            subprocess.run(
+                [os.path.join(bindir, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"],
+                check=False, capture_output=True, cwd=root, **as_user,
+            )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def spark_session():
+    """A local Spark session on two cores with small shuffles, stopped afterwards."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        unavailable("pyspark is not installed: pip install -e '.[spark]'")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        unavailable("Java is not installed (Spark needs Java 17 or 21)")
+    warehouse = tempfile.mkdtemp(prefix="sqlmetrics-spark-")  # saveAsTable writes here
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("sqlmetrics-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.warehouse.dir", warehouse)
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        yield spark
+    finally:
+        spark.stop()
+        shutil.rmtree(warehouse, ignore_errors=True)

@@ -1,0 +1,248 @@
+"""sqlmetrics on a real PostgreSQL server (through ADBC), against DuckDB and the reference.
+
+The module starts its own throwaway server (tests/engines.py: a cluster in a temporary
+directory on a Unix socket, stopped and deleted at the end)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from cross_engine import CASES, DUCKDB, assert_close_tables, case_id, check_engine, metric_names
+from engines import postgres_server, unavailable
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import FAST, cutoffs, eval_data
+
+import sqlmetrics
+
+SETTINGS = settings(FAST, max_examples=15)
+
+
+@pytest.fixture(scope="module")
+def pg_uri():
+    try:
+        import adbc_driver_postgresql.dbapi  # noqa: F401
+    except ImportError:
+        unavailable("adbc-driver-postgresql is not installed: pip install -e '.[postgres]'")
+    with postgres_server() as uri:
+        yield uri
+
+
+@pytest.fixture(scope="module")
+def pg(pg_uri):
+    import adbc_driver_postgresql.dbapi
+
+    con = adbc_driver_postgresql.dbapi.connect(pg_uri)
+    yield con
+    con.close()
+
+
+def query(con, sql: str) -> list[tuple]:
+    with con.cursor() as cur:
+        cur.execute(sql)
+        return cur.fetchall()
+
+
+def execute(con, sql: str) -> None:
+    with con.cursor() as cur:
+        cur.execute(sql)
+
+
+def temp_tables(con) -> list[str]:
+    return [r[0] for r in query(con, "SELECT relname FROM pg_class WHERE relpersistence = 't'")]
+
+
+# ---- the same random data as the DuckDB tests ---------------------------------------------------
+
+
+@pytest.mark.parametrize("conventions", CASES, ids=case_id)
+@SETTINGS
+@given(data=eval_data(), ks=cutoffs, with_r_precision=st.booleans())
+def test_matches_duckdb_and_reference(pg, conventions, data, ks, with_r_precision):
+    metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
+    check_engine(pg, data, metrics, conventions)
+
+
+@settings(SETTINGS, max_examples=10)
+@given(data=eval_data(string_ids=False), ks=cutoffs,
+       ties=st.sampled_from(["item_desc", "item_asc", "trec_eval"]))
+def test_tie_orders_with_integer_ids(pg, data, ks, ties):
+    """Integer ids: trec_eval compares them as text ("9" > "10"), the others as numbers."""
+    check_engine(pg, data, metric_names(ks, ties, True), {"ties": ties})
+
+
+@pytest.mark.parametrize(("ties", "first"), [("item_desc", "a"), ("item_asc", "B"), ("trec_eval", "a")])
+def test_text_ids_tie_in_byte_order(pg, ties, first):
+    """'a' and 'B' tie: by bytes 'B' < 'a' (DuckDB, trec_eval's strcmp), whatever the
+    database's collation (this server's default is ICU 'en', where 'a' < 'B')."""
+    recs = pa.table({"user_id": [1, 1], "item_id": ["a", "B"], "score": [0.5, 0.5]})
+    truth = pa.table({"user_id": [1], "item_id": [first], "relevance": [1]})
+    table = sqlmetrics.evaluate(pg, recs, ["precision@1"], truth=truth, ties=ties)
+    assert table.to_pylist() == [{"users": 1, "precision@1": 1.0}]
+
+
+# ---- inputs --------------------------------------------------------------------------------------
+
+RECS = pa.table(
+    {
+        "user_id": [1, 1, 1, 2, 2, 3],
+        "item_id": ["a", "b", "c", "a", "d", "e"],
+        "score": [0.9, 0.8, 0.7, 0.6, 0.6, 0.1],
+        "model": ["A", "A", "A", "B", "B", "A"],
+    }
+)
+TRUTH = pa.table({"user_id": [1, 1, 2, 4], "item_id": ["b", "c", "d", "a"], "relevance": [1, 3, 2, 1]})
+METRICS = ["ndcg@2", "map@3", "recall@2", "mrr@3"]
+
+
+@pytest.fixture(scope="module")
+def tables(pg):
+    with pg.cursor() as cur:
+        cur.execute("CREATE SCHEMA analytics")
+        cur.adbc_ingest("recs", RECS, mode="create", db_schema_name="analytics")
+        cur.adbc_ingest("truth", TRUTH, mode="create", db_schema_name="analytics")
+        cur.execute('CREATE TABLE "Mixed Case" AS SELECT * FROM analytics.recs')
+        cur.execute("CREATE TABLE folded AS SELECT * FROM analytics.truth")
+    pg.commit()
+    return "analytics.recs", "analytics.truth"
+
+
+def test_table_names_schema_qualified(pg, tables):
+    recs, truth = tables
+    expected = sqlmetrics.evaluate(DUCKDB, RECS, METRICS, truth=TRUTH, by="model")
+    assert_close_tables(sqlmetrics.evaluate(pg, recs, METRICS, truth=truth, by="model"), expected)
+
+
+def test_table_names_as_given_then_folded(pg, tables):
+    """'Mixed Case' exists quoted; 'FOLDED' was created unquoted, so PostgreSQL stored 'folded'."""
+    expected = sqlmetrics.evaluate(DUCKDB, RECS, METRICS, truth=TRUTH)
+    assert_close_tables(sqlmetrics.evaluate(pg, "Mixed Case", METRICS, truth="FOLDED"), expected)
+
+
+def test_unknown_table_lists_tables(pg, tables):
+    with pytest.raises(sqlmetrics.UnknownTableError, match="no table or view named 'nope'.*analytics.recs"):
+        sqlmetrics.evaluate(pg, "nope", METRICS, truth="analytics.truth")
+    with pytest.raises(sqlmetrics.UnknownTableError):
+        sqlmetrics.evaluate(pg, "recs; DROP TABLE analytics.truth", METRICS, truth="analytics.truth")
+    assert query(pg, "SELECT count(*) FROM analytics.truth") == [(4,)]
+
+
+def test_frames_and_files_are_copied_into_temporary_tables(pg, tmp_path):
+    import pandas as pd
+    import polars as pl
+
+    pq.write_table(RECS, tmp_path / "recs.parquet")
+    TRUTH.to_pandas().to_csv(tmp_path / "truth.csv", index=False)
+    expected = sqlmetrics.evaluate(DUCKDB, RECS, METRICS, truth=TRUTH, per_user=True)
+    for recs, truth in [
+        (RECS, TRUTH),
+        (pd.DataFrame(RECS.to_pandas()), pl.from_arrow(TRUTH)),
+        (str(tmp_path / "recs.parquet"), str(tmp_path / "truth.csv")),
+        (str(tmp_path / "*.parquet"), TRUTH),
+    ]:
+        actual = sqlmetrics.evaluate(pg, recs, METRICS, truth=truth, per_user=True)
+        assert_close_tables(actual, expected)
+        assert temp_tables(pg) == []
+
+
+def test_result_is_plain_arrow(pg):
+    table = sqlmetrics.evaluate(pg, RECS, METRICS, truth=TRUTH, by="model")
+    assert table.schema == pa.schema(
+        [("model", pa.string()), ("users", pa.int64())] + [(m, pa.float64()) for m in METRICS]
+    )
+    assert table.schema.metadata is None and all(f.metadata is None for f in table.schema)
+
+
+def test_graded_actions_and_rank_column(pg):
+    events = pa.table(
+        {
+            "user_id": [1, 1, 1, 2],
+            "item_id": ["a", "a", "b", "c"],
+            "event_type": ["view", "purchase", "it's", "add_to_cart"],
+        }
+    )
+    ranked = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "c"], "pos": [2, 1, 1]})
+    options = dict(truth=events, action="event_type", rank="pos",
+                   relevance={"purchase": 3, "add_to_cart": 2, "view": 1, "it's": 0.5})
+    expected = sqlmetrics.evaluate(DUCKDB, ranked, ["ndcg@2", "cg@2"], **options)
+    assert_close_tables(sqlmetrics.evaluate(pg, ranked, ["ndcg@2", "cg@2"], **options), expected)
+
+
+# ---- bad input: the statement's own checks, and the connection afterwards ------------------------
+
+
+@pytest.mark.parametrize(
+    ("recs", "error", "message"),
+    [
+        (pa.table({"user_id": [1, 1], "item_id": ["a", None], "score": [0.5, 0.4]}),
+         sqlmetrics.InvalidDataError, r"^recs \(recs Table\) has a NULL item_id for user_id = 1$"),
+        (pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("nan")]}),
+         sqlmetrics.InvalidDataError, "has a NaN or infinite score for user_id = 1"),
+        (pa.table({"user_id": [1, 1], "item_id": ["a", "a"], "score": [0.5, 0.4]}),
+         sqlmetrics.DuplicateRowError, r"has a duplicate \(user_id, item_id\) for user_id = 1"),
+    ],
+)
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_bad_input_raises_and_leaves_the_connection_usable(pg_uri, recs, error, message, autocommit):
+    import adbc_driver_postgresql.dbapi
+
+    with adbc_driver_postgresql.dbapi.connect(pg_uri, autocommit=autocommit) as con:
+        with pytest.raises(error, match=message):
+            sqlmetrics.evaluate(con, recs, ["ndcg@3"], truth=TRUTH)
+        assert query(con, "SELECT 1") == [(1,)]
+        assert temp_tables(con) == []
+
+
+def test_check_fires_even_when_no_user_is_evaluated(pg):
+    """A NULL user evaluates nobody; the statement must fail all the same."""
+    recs = pa.table({"user_id": pa.array([None], pa.int64()), "item_id": ["a"], "score": [0.5]})
+    with pytest.raises(sqlmetrics.InvalidDataError, match="has a NULL user_id"):
+        sqlmetrics.evaluate(pg, recs, ["ndcg@3"], truth=TRUTH)
+
+
+def test_truth_duplicates(pg):
+    truth = pa.table({"user_id": [1, 1], "item_id": ["b", "b"], "relevance": [1, 2]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match=r"^truth \(truth Table\) has a duplicate"):
+        sqlmetrics.evaluate(pg, RECS, ["ndcg@3"], truth=truth)
+
+
+def test_beyond_accuracy_metrics_refused_clearly(pg):
+    with pytest.raises(sqlmetrics.UnsupportedError, match="DuckDB only"):
+        sqlmetrics.evaluate(pg, RECS, ["ndcg@3", "novelty@3"], truth=TRUTH, history=TRUTH)
+
+
+def test_sql_text_runs_as_is(pg, tables):
+    """sqlmetrics.sql(pg, ...) is the statement evaluate() runs: plain text for psql or dbt."""
+    text = sqlmetrics.sql(pg, "analytics.recs", METRICS, truth="analytics.truth", by="model")
+    assert '"analytics"."recs"' in text
+    with pg.cursor() as cur:
+        cur.execute(text)
+        from_text = cur.fetch_arrow_table()
+    expected = sqlmetrics.evaluate(DUCKDB, RECS, METRICS, truth=TRUTH, by="model")
+    assert_close_tables(from_text.cast(expected.schema), expected)
+
+
+def test_psycopg_connection_points_to_adbc(pg_uri):
+    psycopg = pytest.importorskip("psycopg")
+    host = pg_uri.split("host=")[1].split("&")[0]
+    with psycopg.connect(host=host, dbname="postgres", user="sqlmetrics") as con:
+        with pytest.raises(sqlmetrics.SqlMetricsError, match="adbc_driver_postgresql.dbapi.connect"):
+            sqlmetrics.evaluate(con, "analytics.recs", METRICS)
+
+
+def test_rows_in_duckdb_order(pg):
+    """Groups and users sort as DuckDB sorts them: text by bytes ('B' before 'a'), NULL last."""
+    recs = pa.table(
+        {
+            "user_id": ["u", "U", "u", "v"],
+            "item_id": ["a", "a", "b", "a"],
+            "score": [0.5, 0.4, 0.3, 0.2],
+            "model": ["a", "B", None, "a"],
+        }
+    )
+    truth = pa.table({"user_id": ["u", "U", "v"], "item_id": ["a", "a", "a"]})
+    for per_user in (False, True):
+        expected = sqlmetrics.evaluate(DUCKDB, recs, ["ndcg@2"], truth=truth, by="model", per_user=per_user)
+        actual = sqlmetrics.evaluate(pg, recs, ["ndcg@2"], truth=truth, by="model", per_user=per_user)
+        assert_close_tables(actual, expected)

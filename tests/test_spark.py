@@ -1,0 +1,194 @@
+"""sqlmetrics on Spark (pyspark in local mode, two cores), against DuckDB and the reference.
+
+One SparkSession for the module (tests/engines.py). Every Spark query costs a second or more
+in local mode, so each random example here is six of the DuckDB tests' examples evaluated in
+one query (cross_engine.batched: disjoint users, one group per part)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from cross_engine import CASES, DUCKDB, assert_close_tables, batched, case_id, check_engine, metric_names
+from engines import spark_session
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import FAST, cutoffs
+
+import sqlmetrics
+
+SETTINGS = settings(FAST, max_examples=3)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    with spark_session() as session:
+        yield session
+
+
+def views(spark) -> list[str]:
+    return [t.name for t in spark.catalog.listTables() if t.isTemporary]
+
+
+# ---- the same random data as the DuckDB tests ---------------------------------------------------
+
+
+@pytest.mark.parametrize("conventions", CASES, ids=case_id)
+@SETTINGS
+@given(data=batched(), ks=cutoffs, with_r_precision=st.booleans())
+def test_matches_duckdb_and_reference(spark, conventions, data, ks, with_r_precision):
+    metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
+    check_engine(spark, data, metrics, conventions)
+
+
+@settings(SETTINGS, max_examples=3)
+@given(data=batched(string_ids=False), ks=cutoffs,
+       ties=st.sampled_from(["item_desc", "item_asc", "trec_eval"]))
+def test_tie_orders_with_integer_ids(spark, data, ks, ties):
+    """Integer ids: trec_eval compares them as text ("9" > "10"), the others as numbers."""
+    check_engine(spark, data, metric_names(ks, ties, True), {"ties": ties})
+
+
+# ---- inputs --------------------------------------------------------------------------------------
+
+RECS = pa.table(
+    {
+        "user_id": [1, 1, 1, 2, 2, 3],
+        "item_id": ["a", "b", "c", "a", "d", "e"],
+        "score": [0.9, 0.8, 0.7, 0.6, 0.6, 0.1],
+        "model": ["A", "A", "A", "B", "B", "A"],
+    }
+)
+TRUTH = pa.table({"user_id": [1, 1, 2, 4], "item_id": ["b", "c", "d", "a"], "relevance": [1, 3, 2, 1]})
+METRICS = ["ndcg@2", "map@3", "recall@2", "mrr@3", "r_precision"]
+
+
+def test_tables_views_dataframes_and_parquet_paths(spark, tmp_path):
+    expected = sqlmetrics.evaluate(DUCKDB, RECS, METRICS, truth=TRUTH, by="model")
+    pq.write_table(RECS, tmp_path / "recs.parquet")
+    (tmp_path / "truth").mkdir()
+    pq.write_table(TRUTH, tmp_path / "truth" / "part-0.parquet")
+    spark.createDataFrame(RECS).write.saveAsTable("recs_table")
+    spark.createDataFrame(TRUTH).createOrReplaceTempView("truth_view")
+    try:
+        for recs, truth in [
+            ("recs_table", "truth_view"),
+            ("default.recs_table", spark.table("truth_view")),
+            (str(tmp_path / "recs.parquet"), str(tmp_path / "truth" / "*.parquet")),
+            (RECS.to_pandas(), TRUTH),
+        ]:
+            actual = sqlmetrics.evaluate(spark, recs, METRICS, truth=truth, by="model")
+            assert_close_tables(actual, expected)
+            assert views(spark) == ["truth_view"], "a temporary view was left behind"
+    finally:
+        spark.sql("DROP TABLE IF EXISTS recs_table")
+        spark.catalog.dropTempView("truth_view")
+
+
+def test_sql_text_reads_parquet_in_place(spark, tmp_path):
+    """The text of sqlmetrics.sql(spark, ...) names the files (parquet.`path`): it runs as is."""
+    pq.write_table(RECS, tmp_path / "recs.parquet")
+    pq.write_table(TRUTH, tmp_path / "truth.parquet")
+    text = sqlmetrics.sql(spark, str(tmp_path / "recs.parquet"), METRICS,
+                          truth=str(tmp_path / "truth.parquet"))
+    assert f"parquet.`{tmp_path / 'recs.parquet'}`" in text
+    expected = sqlmetrics.evaluate(DUCKDB, RECS, METRICS, truth=TRUTH)
+    assert_close_tables(spark.sql(text).toArrow().cast(expected.schema), expected)
+
+
+def test_unknown_table(spark):
+    with pytest.raises(sqlmetrics.UnknownTableError, match="no table or view named 'nope'"):
+        sqlmetrics.evaluate(spark, "nope", METRICS, truth=TRUTH)
+    with pytest.raises(sqlmetrics.UnknownTableError, match="no file matches"):
+        sqlmetrics.evaluate(spark, "missing/recs.parquet", METRICS, truth=TRUTH)
+    with pytest.raises(sqlmetrics.UnknownTableError, match="no table or view named"):
+        sqlmetrics.evaluate(spark, "recs; DROP TABLE x", METRICS, truth=TRUTH)
+
+
+def test_result_is_arrow_with_duckdb_schema(spark):
+    table = sqlmetrics.evaluate(spark, RECS, METRICS, truth=TRUTH, by="model")
+    assert table.schema == sqlmetrics.evaluate(DUCKDB, RECS, METRICS, truth=TRUTH, by="model").schema
+
+
+def test_graded_actions_and_rank_column(spark):
+    events = pa.table(
+        {
+            "user_id": [1, 1, 1, 2],
+            "item_id": ["a", "a", "b", "c"],
+            "event_type": ["view", "purchase", "it's \\ odd", "add_to_cart"],
+        }
+    )
+    ranked = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "c"], "pos": [2, 1, 1]})
+    options = dict(truth=events, action="event_type", rank="pos",
+                   relevance={"purchase": 3, "add_to_cart": 2, "view": 1, "it's \\ odd": 0.5})
+    expected = sqlmetrics.evaluate(DUCKDB, ranked, ["ndcg@2", "cg@2"], **options)
+    assert_close_tables(sqlmetrics.evaluate(spark, ranked, ["ndcg@2", "cg@2"], **options), expected)
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("recs", "error", "message"),
+    [
+        (pa.table({"user_id": [1, 1], "item_id": ["a", None], "score": [0.5, 0.4]}),
+         sqlmetrics.InvalidDataError, r"^recs \(recs Table\) has a NULL item_id for user_id = 1$"),
+        (pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("inf")]}),
+         sqlmetrics.InvalidDataError, "has a NaN or infinite score for user_id = 1$"),
+        (pa.table({"user_id": [1, 1], "item_id": ["a", "a"], "score": [0.5, 0.4]}),
+         sqlmetrics.DuplicateRowError, r"has a duplicate \(user_id, item_id\) for user_id = 1$"),
+        (pa.table({"user_id": pa.array([None], pa.int64()), "item_id": ["a"], "score": [0.5]}),
+         sqlmetrics.InvalidDataError, "has a NULL user_id$"),
+    ],
+)
+def test_bad_input_raises(spark, recs, error, message):
+    with pytest.raises(error, match=message):
+        sqlmetrics.evaluate(spark, recs, ["ndcg@3"], truth=TRUTH)
+    assert views(spark) == []
+
+
+def test_beyond_accuracy_metrics_refused_clearly(spark):
+    with pytest.raises(sqlmetrics.UnsupportedError, match="DuckDB only"):
+        sqlmetrics.evaluate(spark, RECS, ["personalization@3"], truth=TRUTH)
+
+
+def test_warehouse_example(spark, tmp_path, monkeypatch):
+    """warehouse_examples/spark_parquet.py: a Parquet log evaluated with a SparkSession gives
+    DuckDB's numbers."""
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "warehouse_examples"
+    monkeypatch.syspath_prepend(str(examples))
+    import parquet_logs
+    import spark_parquet
+
+    parquet_logs.write_logs(tmp_path, 300, 2)
+    results = spark_parquet.evaluate_days(spark, tmp_path)
+    assert [day for day, _ in results] == sorted(p.stem for p in (tmp_path / "events").glob("*.parquet"))
+    for day, table in results:
+        expected = sqlmetrics.evaluate(
+            DUCKDB, str(tmp_path / "recommendations" / f"{day}.parquet"), spark_parquet.METRICS,
+            truth=str(tmp_path / "events" / f"{day}.parquet"), by="model", action="event_type",
+            relevance=spark_parquet.GRADES,
+        )
+        assert expected.num_rows == 2
+        assert_close_tables(table, expected)
+    assert "spark_parquet" in sys.modules
+
+
+@pytest.mark.parametrize("ansi", ["true", "false"])
+def test_ansi_mode_on_and_off(spark, ansi):
+    previous = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    try:
+        for ties in ("item_desc", "average"):
+            metrics = ["ndcg@2", "recall@2", "hit_rate@1"]
+            expected = sqlmetrics.evaluate(DUCKDB, RECS, metrics, truth=TRUTH, by="model", ties=ties)
+            actual = sqlmetrics.evaluate(spark, RECS, metrics, truth=TRUTH, by="model", ties=ties)
+            assert_close_tables(actual, expected)
+        with pytest.raises(sqlmetrics.InvalidDataError, match="NaN or infinite score"):
+            bad = pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("nan")]})
+            sqlmetrics.evaluate(spark, bad, ["ndcg@3"], truth=TRUTH)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", previous)
