@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -247,35 +248,17 @@ def sql(
         engine.release()
 
 
-_DEFAULTS: dict[str, Any] = {
-    "truth": None,
-    "by": None,
-    "per_user": False,
-    "user": "user_id",
-    "item": "item_id",
-    "score": "score",
-    "rank": None,
-    "relevance": None,
-    "action": None,
-    "ties": "item_desc",
-    "threshold": 1,
-    "gain": "linear",
-    "empty": "zero",
-    "missing": "skip",
-    "ap_denominator": "relevant",
-    "duplicates": "top_k",
-    "history": None,
-    "catalog": None,
-    "item_features": None,
-    "features": "features",
-}
-
-
 def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(options) - set(_DEFAULTS))
+    """evaluate()'s keyword arguments with its own defaults, so sql() can never drift from it."""
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(evaluate).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    unknown = sorted(set(options) - set(defaults))
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
-    return {**_DEFAULTS, **options}
+    return {**defaults, **options}
 
 
 def _with_example(
