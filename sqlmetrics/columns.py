@@ -61,11 +61,14 @@ def type_family(duck_type: str) -> str:
     return duck_type
 
 
-def require_same_family(a: Source, a_col: str, b: Source, b_col: str, what: str) -> None:
+def require_same_family(
+    a: Source, a_col: str, b: Source, b_col: str, what: str, role: str = "truth"
+) -> None:
+    """recs' column a_col and the `role` input's column b_col must compare (say, both text)."""
     ta, tb = a.type_of(a_col), b.type_of(b_col)
     if type_family(ta) != type_family(tb):
         raise ColumnTypeError(
-            f"the {what} columns do not compare: recs {a_col!r} is {ta} but truth {b_col!r} is "
+            f"the {what} columns do not compare: recs {a_col!r} is {ta} but {role} {b_col!r} is "
             f"{tb}; cast one of them so that both have the same type"
         )
 

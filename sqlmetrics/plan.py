@@ -85,6 +85,24 @@ def _relevance(
     }
 
 
+def _keyed_input(
+    recs: Source, user: str, item: str, source: Source, role: str, names: ColumnNames, quote
+) -> dict[str, Any]:
+    """The context of an input keyed by (user, item), like truth or history: its columns found,
+    quoted with `quote`, and checked to compare with recs' user and item columns."""
+    s_user = col.find_column(source, names.user, role, "user")
+    s_item = col.find_column(source, names.item, role, "item")
+    col.require_same_family(recs, user, source, s_user, "user", role)
+    col.require_same_family(recs, item, source, s_item, "item", role)
+    return {
+        "source": source.sql,
+        "label": source.label,
+        "user": quote(s_user),
+        "item": quote(s_item),
+        "names": {"user": s_user, "item": s_item},
+    }
+
+
 def build_context(
     recs: Source,
     truth: Source | None,
@@ -177,16 +195,8 @@ def build_context(
             )
         recs_ctx["relevance"] = _relevance(recs, names, "recs", required=True, dialect=dialect)
     else:
-        t_user = col.find_column(truth, names.user, "truth", "user")
-        t_item = col.find_column(truth, names.item, "truth", "item")
-        col.require_same_family(recs, user, truth, t_user, "user")
-        col.require_same_family(recs, item, truth, t_item, "item")
         truth_ctx = {
-            "source": truth.sql,
-            "label": truth.label,
-            "user": quote_identifier(t_user),
-            "item": quote_identifier(t_item),
-            "names": {"user": t_user, "item": t_item},
+            **_keyed_input(recs, user, item, truth, "truth", names, quote_identifier),
             "relevance": _relevance(truth, names, "truth", required=False, dialect=dialect),
         }
 
@@ -236,15 +246,6 @@ def _has_relevance(recs: Source, names: ColumnNames) -> bool:
         or names.relevance is not None
         or "relevance" in {c.lower() for c in recs.columns}
     )
-
-
-def _same_family(recs: Source, r_col: str, other: Source, o_col: str, role: str, what: str) -> None:
-    ta, tb = recs.type_of(r_col), other.type_of(o_col)
-    if col.type_family(ta) != col.type_family(tb):
-        raise ColumnTypeError(
-            f"the {what} columns do not compare: recs {r_col!r} is {ta} but {role} {o_col!r} is "
-            f"{tb}; cast one of them so that both have the same type"
-        )
 
 
 _VECTOR = re.compile(r"^(.+)\[\d*\]$")
@@ -302,21 +303,11 @@ def _beyond_context(
 
     history_ctx = None
     if uses_history and history is not None:
-        h_user = col.find_column(history, names.user, "history", "user")
-        h_item = col.find_column(history, names.item, "history", "item")
-        _same_family(recs, user, history, h_user, "history", "user")
-        _same_family(recs, item, history, h_item, "history", "item")
-        history_ctx = {
-            "source": history.sql,
-            "label": history.label,
-            "user": quote_identifier(h_user),
-            "item": quote_identifier(h_item),
-            "names": {"user": h_user, "item": h_item},
-        }
+        history_ctx = _keyed_input(recs, user, item, history, "history", names, quote_identifier)
     catalog_ctx = None
     if "catalog" in needs and catalog is not None:
         c_item = col.find_column(catalog, names.item, "catalog", "item")
-        _same_family(recs, item, catalog, c_item, "catalog", "item")
+        col.require_same_family(recs, item, catalog, c_item, "item", "catalog")
         catalog_ctx = {
             "source": catalog.sql,
             "label": catalog.label,
@@ -327,7 +318,7 @@ def _beyond_context(
     if similarity == "features" and item_features is not None:
         f_item = col.find_column(item_features, names.item, "item_features", "item")
         f_vec = col.find_column(item_features, names.features, "item_features", "features")
-        _same_family(recs, item, item_features, f_item, "item_features", "item")
+        col.require_same_family(recs, item, item_features, f_item, "item", "item_features")
         vector_type = item_features.type_of(f_vec)
         element = _VECTOR.match(vector_type)
         if element is None or not col.is_numeric(element.group(1)):
