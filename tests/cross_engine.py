@@ -136,3 +136,46 @@ def assert_close_tables(actual: pa.Table, expected: pa.Table) -> None:
                 assert close(row_a[name], value), (name, row_a[name], value)
             else:
                 assert row_a[name] == value, (name, row_a[name], value)
+
+
+# ---- checks every engine's test module runs, on its own connection ---------------------------------
+
+# recs that every engine's own in-statement checks must refuse: (recs, error, message)
+BAD_RECS = [
+    (pa.table({"user_id": [1, 1], "item_id": ["a", None], "score": [0.5, 0.4]}),
+     sqlmetrics.InvalidDataError, r"^recs \(recs Table\) has a NULL item_id for user_id = 1$"),
+    (pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("nan")]}),
+     sqlmetrics.InvalidDataError, "has a NaN or infinite score for user_id = 1$"),
+    (pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("inf")]}),
+     sqlmetrics.InvalidDataError, "has a NaN or infinite score for user_id = 1$"),
+    (pa.table({"user_id": [1, 1], "item_id": ["a", "a"], "score": [0.5, 0.4]}),
+     sqlmetrics.DuplicateRowError, r"has a duplicate \(user_id, item_id\) for user_id = 1$"),
+    # a NULL user evaluates nobody: the statement must fail all the same
+    (pa.table({"user_id": pa.array([None], pa.int64()), "item_id": ["a"], "score": [0.5]}),
+     sqlmetrics.InvalidDataError, "has a NULL user_id$"),
+]
+
+
+def check_graded_actions_and_rank(con, odd_action: str) -> None:
+    """Action grades from a truth log (several actions on one pair: the highest) with a rank
+    column give DuckDB's numbers; odd_action is an action name with characters the engine's
+    string literals must escape."""
+    events = pa.table({
+        "user_id": [1, 1, 1, 2],
+        "item_id": ["a", "a", "b", "c"],
+        "event_type": ["view", "purchase", odd_action, "add_to_cart"],
+    })
+    ranked = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "c"], "pos": [2, 1, 1]})
+    options = dict(truth=events, action="event_type", rank="pos",
+                   relevance={"purchase": 3, "add_to_cart": 2, "view": 1, odd_action: 0.5})
+    expected = sqlmetrics.evaluate(DUCKDB, ranked, ["ndcg@2", "cg@2"], **options)
+    assert_close_tables(sqlmetrics.evaluate(con, ranked, ["ndcg@2", "cg@2"], **options), expected)
+
+
+def check_beyond_accuracy_refused(con, recs: pa.Table, truth: pa.Table) -> None:
+    """The DuckDB-only metrics fail with a clear UnsupportedError, alone or mixed."""
+    import pytest
+
+    for metrics, extra in ((["ndcg@3", "novelty@3"], {"history": truth}), (["personalization@3"], {})):
+        with pytest.raises(sqlmetrics.UnsupportedError, match="DuckDB only"):
+            sqlmetrics.evaluate(con, recs, metrics, truth=truth, **extra)

@@ -8,7 +8,17 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cross_engine import CASES, DUCKDB, assert_close_tables, case_id, check_engine, metric_names
+from cross_engine import (
+    BAD_RECS,
+    CASES,
+    DUCKDB,
+    assert_close_tables,
+    case_id,
+    check_beyond_accuracy_refused,
+    check_engine,
+    check_graded_actions_and_rank,
+    metric_names,
+)
 from engines import postgres_server, unavailable
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,34 +165,13 @@ def test_result_is_plain_arrow(pg):
 
 
 def test_graded_actions_and_rank_column(pg):
-    events = pa.table(
-        {
-            "user_id": [1, 1, 1, 2],
-            "item_id": ["a", "a", "b", "c"],
-            "event_type": ["view", "purchase", "it's", "add_to_cart"],
-        }
-    )
-    ranked = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "c"], "pos": [2, 1, 1]})
-    options = dict(truth=events, action="event_type", rank="pos",
-                   relevance={"purchase": 3, "add_to_cart": 2, "view": 1, "it's": 0.5})
-    expected = sqlmetrics.evaluate(DUCKDB, ranked, ["ndcg@2", "cg@2"], **options)
-    assert_close_tables(sqlmetrics.evaluate(pg, ranked, ["ndcg@2", "cg@2"], **options), expected)
+    check_graded_actions_and_rank(pg, "it's")
 
 
 # ---- bad input: the statement's own checks, and the connection afterwards ------------------------
 
 
-@pytest.mark.parametrize(
-    ("recs", "error", "message"),
-    [
-        (pa.table({"user_id": [1, 1], "item_id": ["a", None], "score": [0.5, 0.4]}),
-         sqlmetrics.InvalidDataError, r"^recs \(recs Table\) has a NULL item_id for user_id = 1$"),
-        (pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("nan")]}),
-         sqlmetrics.InvalidDataError, "has a NaN or infinite score for user_id = 1"),
-        (pa.table({"user_id": [1, 1], "item_id": ["a", "a"], "score": [0.5, 0.4]}),
-         sqlmetrics.DuplicateRowError, r"has a duplicate \(user_id, item_id\) for user_id = 1"),
-    ],
-)
+@pytest.mark.parametrize(("recs", "error", "message"), BAD_RECS)
 @pytest.mark.parametrize("autocommit", [False, True])
 def test_bad_input_raises_and_leaves_the_connection_usable(pg_uri, recs, error, message, autocommit):
     import adbc_driver_postgresql.dbapi
@@ -194,13 +183,6 @@ def test_bad_input_raises_and_leaves_the_connection_usable(pg_uri, recs, error, 
         assert temp_tables(con) == []
 
 
-def test_check_fires_even_when_no_user_is_evaluated(pg):
-    """A NULL user evaluates nobody; the statement must fail all the same."""
-    recs = pa.table({"user_id": pa.array([None], pa.int64()), "item_id": ["a"], "score": [0.5]})
-    with pytest.raises(sqlmetrics.InvalidDataError, match="has a NULL user_id"):
-        sqlmetrics.evaluate(pg, recs, ["ndcg@3"], truth=TRUTH)
-
-
 def test_truth_duplicates(pg):
     truth = pa.table({"user_id": [1, 1], "item_id": ["b", "b"], "relevance": [1, 2]})
     with pytest.raises(sqlmetrics.DuplicateRowError, match=r"^truth \(truth Table\) has a duplicate"):
@@ -208,8 +190,7 @@ def test_truth_duplicates(pg):
 
 
 def test_beyond_accuracy_metrics_refused_clearly(pg):
-    with pytest.raises(sqlmetrics.UnsupportedError, match="DuckDB only"):
-        sqlmetrics.evaluate(pg, RECS, ["ndcg@3", "novelty@3"], truth=TRUTH, history=TRUTH)
+    check_beyond_accuracy_refused(pg, RECS, TRUTH)
 
 
 def test_sql_text_runs_as_is(pg, tables):

@@ -9,7 +9,18 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cross_engine import CASES, DUCKDB, assert_close_tables, batched, case_id, check_engine, metric_names
+from cross_engine import (
+    BAD_RECS,
+    CASES,
+    DUCKDB,
+    assert_close_tables,
+    batched,
+    case_id,
+    check_beyond_accuracy_refused,
+    check_engine,
+    check_graded_actions_and_rank,
+    metric_names,
+)
 from engines import spark_session
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -111,36 +122,13 @@ def test_result_is_arrow_with_duckdb_schema(spark):
 
 
 def test_graded_actions_and_rank_column(spark):
-    events = pa.table(
-        {
-            "user_id": [1, 1, 1, 2],
-            "item_id": ["a", "a", "b", "c"],
-            "event_type": ["view", "purchase", "it's \\ odd", "add_to_cart"],
-        }
-    )
-    ranked = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "c"], "pos": [2, 1, 1]})
-    options = dict(truth=events, action="event_type", rank="pos",
-                   relevance={"purchase": 3, "add_to_cart": 2, "view": 1, "it's \\ odd": 0.5})
-    expected = sqlmetrics.evaluate(DUCKDB, ranked, ["ndcg@2", "cg@2"], **options)
-    assert_close_tables(sqlmetrics.evaluate(spark, ranked, ["ndcg@2", "cg@2"], **options), expected)
+    check_graded_actions_and_rank(spark, "it's \\ odd")
 
 
 # ---- bad input -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("recs", "error", "message"),
-    [
-        (pa.table({"user_id": [1, 1], "item_id": ["a", None], "score": [0.5, 0.4]}),
-         sqlmetrics.InvalidDataError, r"^recs \(recs Table\) has a NULL item_id for user_id = 1$"),
-        (pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("inf")]}),
-         sqlmetrics.InvalidDataError, "has a NaN or infinite score for user_id = 1$"),
-        (pa.table({"user_id": [1, 1], "item_id": ["a", "a"], "score": [0.5, 0.4]}),
-         sqlmetrics.DuplicateRowError, r"has a duplicate \(user_id, item_id\) for user_id = 1$"),
-        (pa.table({"user_id": pa.array([None], pa.int64()), "item_id": ["a"], "score": [0.5]}),
-         sqlmetrics.InvalidDataError, "has a NULL user_id$"),
-    ],
-)
+@pytest.mark.parametrize(("recs", "error", "message"), BAD_RECS)
 def test_bad_input_raises(spark, recs, error, message):
     with pytest.raises(error, match=message):
         sqlmetrics.evaluate(spark, recs, ["ndcg@3"], truth=TRUTH)
@@ -148,8 +136,7 @@ def test_bad_input_raises(spark, recs, error, message):
 
 
 def test_beyond_accuracy_metrics_refused_clearly(spark):
-    with pytest.raises(sqlmetrics.UnsupportedError, match="DuckDB only"):
-        sqlmetrics.evaluate(spark, RECS, ["personalization@3"], truth=TRUTH)
+    check_beyond_accuracy_refused(spark, RECS, TRUTH)
 
 
 def test_warehouse_example(spark, tmp_path, monkeypatch):
