@@ -149,6 +149,23 @@ def test_a_duplicate_inside_the_top_list_is_caught_by_the_default_check(con):
         evaluate(con, recs=dup, metrics=["ndcg@3"], ties="average")
 
 
+@pytest.mark.parametrize("length", [3, 32, 33, 200])
+def test_a_duplicate_is_caught_in_short_and_long_lists(con, length):
+    # short lists compare each item with those before it, long ones hash: both must see a copy
+    # wherever it lies, and neither may see one in a list without copies
+    items = list(range(100, 100 + length))
+    scores = [1.0 - i / 1000 for i in range(length)]
+    recs = pa.table({"user_id": [1] * length, "item_id": items, "score": scores})
+    truth = pa.table({"user_id": [1] * length, "item_id": items, "relevance": [1] * length})
+    assert evaluate(con, recs=recs, truth=truth, metrics=[f"precision@{length}"])["users"][0].as_py() == 1
+    copy = pa.table({"user_id": [1], "item_id": [100], "score": [0.0]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="recs .*user_id = 1, item_id = 100"):
+        evaluate(con, recs=pa.concat_tables([recs, copy]), truth=truth, metrics=[f"precision@{length + 1}"])
+    truth_copy = pa.table({"user_id": [1], "item_id": [100 + length - 1], "relevance": [2]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="truth .*user_id = 1"):
+        evaluate(con, recs=recs, truth=pa.concat_tables([truth, truth_copy]))
+
+
 def test_tied_ranks_are_an_error(con):
     recs = pa.table({"user_id": [1, 1], "item_id": [10, 11], "rank": [1, 1]})
     with pytest.raises(sqlmetrics.InvalidDataError, match="tied rank"):
