@@ -13,9 +13,11 @@ from .conventions import Conventions
 from .dialects import from_item
 from .dialects import get as get_dialect
 from .engines import for_connection
-from .errors import DuplicateRowError, SqlMetricsError, UnsupportedError
+from .errors import ConventionError, DuplicateRowError, SqlMetricsError, UnsupportedError
 from .identifiers import quote_identifier
 from .metric_names import parse_metrics
+from .partitions import check as check_partitions
+from .partitions import evaluate_in_partitions
 from .plan import ColumnNames, build_context
 from .sources import Source
 from .templates import render
@@ -49,7 +51,7 @@ def _prepare(
     item_features: Input | None = None,
     features: str = "features",
     dialect: str | None = None,
-) -> tuple[str, Source, Source | None, list[Source]]:
+) -> tuple[str, dict[str, Any], Source, Source | None, list[Source]]:
     # the engine's own dialect, unless sql() renders for another (engines.Described has none)
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
@@ -105,8 +107,7 @@ def _prepare(
         item_features=extra.get("item_features"),
         dialect=dialect,
     )
-    text = render(get_dialect(dialect).template, context)
-    return text, recs_source, truth_source, list(extra.values())
+    return get_dialect(dialect).template, context, recs_source, truth_source, list(extra.values())
 
 
 def evaluate(
@@ -134,6 +135,8 @@ def evaluate(
     catalog: Input | None = None,
     item_features: Input | None = None,
     features: str = "features",
+    partitions: int = 1,
+    progress: bool = False,
 ) -> pa.Table:
     """Evaluate ranking metrics inside DuckDB, in one SQL statement, and return Arrow.
 
@@ -149,6 +152,9 @@ def evaluate(
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
     serendipity); catalog: a table of all items (default: the items of history); item_features:
     a table of (item, features vector) for cosine similarity (diversity, serendipity).
+    partitions: evaluate the users in this many hash partitions, one statement each (DuckDB
+    only), for logs with more users than memory_limit holds; the numbers are the same to the
+    last bit. progress: with partitions, one progress line per partition on stderr.
     Returns one row per group of `by` with the group columns, `users` (how many users each mean
     is over) and one float64 column per metric, named as requested; with per_user=True, one row
     per (group, user) instead. The conventions' defaults reproduce trec_eval (see README).
@@ -163,7 +169,7 @@ def evaluate(
     """
     engine = for_connection(con, describe_only=False)
     try:
-        text, recs_source, truth_source, _ = _prepare(
+        template, context, recs_source, truth_source, _ = _prepare(
             engine,
             recs,
             metrics,
@@ -188,8 +194,11 @@ def evaluate(
             item_features=item_features,
             features=features,
         )
+        partitions = check_partitions(partitions, engine.dialect, context)
         try:
-            return engine.run(text)
+            if partitions == 1:
+                return engine.run(render(template, context))
+            return evaluate_in_partitions(engine, template, context, partitions, progress)
         except DuplicateRowError as exc:
             if engine.dialect != "duckdb":
                 raise
@@ -234,9 +243,17 @@ def sql(
     """
     engine = for_connection(con)
     try:
-        text, recs_source, truth_source, others = _prepare(
-            engine, recs, metrics, dialect=dialect, **_with_defaults(options)
+        options = _with_defaults(options)
+        if options.pop("partitions") != 1:
+            raise ConventionError(
+                "sql() returns one statement; partitions= splits the work into several, so it "
+                "is an option of evaluate() only"
+            )
+        del options["progress"]
+        template, context, recs_source, truth_source, others = _prepare(
+            engine, recs, metrics, dialect=dialect, **options
         )
+        text = render(template, context)
         for source in (recs_source, truth_source, *others):
             if source is not None and not source.inline:
                 raise SqlMetricsError(

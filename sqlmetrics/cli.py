@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ import duckdb
 from . import api
 from .conventions import CHOICES, Conventions
 from .errors import SqlMetricsError
+from .identifiers import quote_string
 from .sources import _looks_like_path
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -154,6 +156,13 @@ def _comma_list(text: str) -> list[str]:
     return [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
 
 
+def _memory_size(text: str) -> str:
+    """A size DuckDB's memory_limit takes (validated, since SET takes no bound parameter)."""
+    if not re.fullmatch(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", text.strip(), re.IGNORECASE):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 512MB or 4GB")
+    return text.strip()
+
+
 def _relevance(text: str | None) -> str | dict[str, float] | None:
     """'grade' (a column) or 'purchase=3,view=1' (grades of the --action column)."""
     if text is None or "=" not in text:
@@ -245,6 +254,16 @@ def build_parser() -> argparse.ArgumentParser:
         "without it, --output's suffix decides",
     )  # fmt: skip
     out.add_argument("-o", "--output", metavar="PATH", help="write to this file instead of stdout")
+    large = evaluate.add_argument_group("large logs")
+    large.add_argument(
+        "--partitions", type=int, default=1, metavar="N",
+        help="evaluate the users in N hash partitions, one statement each (same numbers, with "
+        "a progress line per partition), for logs with more users than memory holds [1]",
+    )  # fmt: skip
+    large.add_argument(
+        "--memory-limit", metavar="SIZE", type=_memory_size,
+        help="DuckDB's memory_limit, e.g. 4GB [DuckDB's default, 80%% of the RAM]",
+    )  # fmt: skip
     evaluate.set_defaults(handler=_evaluate)
 
     sql = commands.add_parser(
@@ -370,7 +389,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")
     con = _connection(args)
     try:
-        table = api.evaluate(con, _input(args.source), args.metrics, **_options(args))
+        if args.memory_limit:
+            con.execute(f"SET memory_limit = {quote_string(args.memory_limit)}").fetchall()
+        table = api.evaluate(
+            con, _input(args.source), args.metrics, partitions=args.partitions,
+            progress=args.partitions > 1, **_options(args),
+        )  # fmt: skip
     finally:
         con.close()
     formats.write(table, fmt, args.output)
@@ -409,9 +433,9 @@ def _periods(args: argparse.Namespace, unit: str, today: date | None = None) -> 
 
 
 def _report(args: argparse.Namespace) -> int:
+    from .progress import Progress
     from .reports import formats, html, results_table
     from .reports.config import ReportConfigError, load_config
-    from .reports.progress import Progress
     from .reports.runner import curves, run_report
     from .reports.warehouse import connect
 

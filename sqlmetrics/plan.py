@@ -227,6 +227,10 @@ def build_context(
         "ap_denominator": conventions.ap_denominator,
         "duplicates": conventions.duplicates,
         "per_user": per_user,
+        # partitions=N (partitions.py) fills "partition" per statement; users hash alike in
+        # every input once integers of any width are cast to one type
+        "partition": None,
+        "user_hash_cast": "HUGEINT" if col.type_family(recs.type_of(user)) == "integer" else None,
         "metrics": [
             {
                 "template": m.definition.template,

@@ -163,6 +163,20 @@ def test_sql_prints_the_statement_evaluate_runs(logs, capsys):
     assert ran.to_pylist() == expected.to_pylist()
 
 
+def test_evaluate_in_partitions_with_a_memory_limit(logs, capsys):
+    code, out, err = run(
+        ["evaluate", logs / "recommendations.parquet", "--truth", logs / "events.parquet",
+         "-m", "ndcg@10,map@10", "--format", "json", "--partitions", "3", "--memory-limit", "512MB",
+         *EVAL], capsys,
+    )  # fmt: skip
+    assert code == 0
+    expected = expected_table(logs, ["ndcg@10", "map@10"], by="model", action="event_type", relevance=GRADES)
+    assert json.loads(out) == expected.to_pylist()
+    assert [line.split("]")[0] for line in err.splitlines()] == [
+        f"sqlmetrics partitions [{i}/3" for i in (1, 2, 3)
+    ]
+
+
 # --- usage and errors -------------------------------------------------------------------------
 
 
@@ -177,6 +191,7 @@ def test_help_is_complete_with_examples(command, capsys):
             assert option in out, option
     if command == ["evaluate"]:
         assert "--format" in out and "--output" in out
+        assert "--partitions" in out and "--memory-limit" in out
     if command == ["report"]:
         for option in ("--date", "--from", "--to", "--force", "--html", "--wait", "--db", "[grades]"):
             assert option in out, option
@@ -192,6 +207,11 @@ def test_help_is_complete_with_examples(command, capsys):
         (["evaluate", "{recs}", "-m", "ndcg@10", "--ties", "random"], "invalid choice: 'random'"),
         (["evaluate", "{recs}", "-m", "ndcg@10", "--relevance", "purchase=lots"], "is not action=grade"),
         (["evaluate", "{recs}", "-m", "ndcg@10", "--db", "absent.duckdb"], "no database file"),
+        (
+            ["evaluate", "{recs}", "-m", "ndcg@10", "--truth", "{recs}", "--partitions", "0"],
+            "partitions must be a whole number",
+        ),
+        (["evaluate", "{recs}", "-m", "ndcg@10", "--memory-limit", "lots"], "is not a size like"),
         (
             ["evaluate", "{recs}", "-m", "ndcg@10", "--truth", "{recs}", "--user", "who"],
             "no user column 'who'",

@@ -19,6 +19,7 @@ import duckdb
 import pytest
 
 import sqlmetrics
+from sqlmetrics.progress import Progress
 from sqlmetrics.reports import (
     Period,
     ReportConfigError,
@@ -34,7 +35,6 @@ from sqlmetrics.reports import (
     run_report,
 )
 from sqlmetrics.reports import runner as runner_module
-from sqlmetrics.reports.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"]

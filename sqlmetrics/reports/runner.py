@@ -20,12 +20,12 @@ from ..api import evaluate
 from ..errors import ColumnTypeError, SqlMetricsError
 from ..identifiers import quote_identifier
 from ..metric_names import parse_metrics
+from ..progress import Progress
 from ..sources import Registrations, Source, resolve
 from ..templates import render
 from . import results_table
 from .config import ReportConfig
 from .periods import Period
-from .progress import Progress
 
 _TIME_TYPES = ("DATE", "TIMESTAMP")
 

@@ -1,4 +1,4 @@
-"""A small progress bar on stderr: one step per period.
+"""A small progress bar on stderr: one step per period of a report, or per partition of users.
 
 On a terminal it redraws one line (`[#####.....] 3/7 2026-11-03`); otherwise (a log file, cron,
 CI) it prints one plain line per finished step, which reads well in a log."""
