@@ -14,6 +14,7 @@ from .errors import (
     InvalidCutoffError,
     InvalidDataError,
     MissingColumnError,
+    OutOfMemoryError,
     SqlMetricsError,
     UnknownMetricError,
     UnknownTableError,
@@ -86,4 +87,5 @@ __all__ = [
     "InvalidDataError",
     "DuplicateRowError",
     "UnsupportedError",
+    "OutOfMemoryError",
 ]

@@ -13,7 +13,13 @@ from .conventions import Conventions
 from .dialects import from_item
 from .dialects import get as get_dialect
 from .engines import for_connection
-from .errors import ConventionError, DuplicateRowError, SqlMetricsError, UnsupportedError
+from .errors import (
+    ConventionError,
+    DuplicateRowError,
+    OutOfMemoryError,
+    SqlMetricsError,
+    UnsupportedError,
+)
 from .identifiers import quote_identifier
 from .metric_names import parse_metrics
 from .partitions import check as check_partitions
@@ -166,6 +172,8 @@ def evaluate(
     >>> truth = pa.table({"user_id": [1, 2], "item_id": ["b", "c"], "relevance": [1, 2]})
     >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth).to_pylist()
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
+    >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth, partitions=2).to_pylist()
+    [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
     """
     engine = for_connection(con, describe_only=False)
     try:
@@ -199,6 +207,8 @@ def evaluate(
             if partitions == 1:
                 return engine.run(render(template, context))
             return evaluate_in_partitions(engine, template, context, partitions, progress)
+        except duckdb.OutOfMemoryException as exc:
+            raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
             if engine.dialect != "duckdb":
                 raise

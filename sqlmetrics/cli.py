@@ -19,7 +19,7 @@ import duckdb
 
 from . import api
 from .conventions import CHOICES, Conventions
-from .errors import SqlMetricsError
+from .errors import OutOfMemoryError, SqlMetricsError
 from .identifiers import quote_string
 from .sources import _looks_like_path
 
@@ -530,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         _say(str(exc))
         return EXIT_USAGE
-    except SqlMetricsError as exc:
+    except (SqlMetricsError, OutOfMemoryError) as exc:
         _say(f"sqlmetrics: {_one_line(exc)}")
         return EXIT_USAGE
     except _INPUT_ERRORS as exc:

@@ -1,5 +1,10 @@
-"""Exceptions raised by sqlmetrics. All are ValueErrors that describe the problem in the
-caller's terms (column, table, metric names), never a SQL engine's internals."""
+"""Exceptions raised by sqlmetrics. The input errors are ValueErrors that describe the problem
+in the caller's terms (column, table, metric names), never a SQL engine's internals; running out
+of memory is DuckDB's own exception, with what to do about it."""
+
+from __future__ import annotations
+
+import duckdb
 
 
 class SqlMetricsError(ValueError):
@@ -40,3 +45,19 @@ class DuplicateRowError(InvalidDataError):
 
 class UnsupportedError(SqlMetricsError):
     """A metric, input or connection that the chosen engine or SQL dialect does not support."""
+
+
+class OutOfMemoryError(duckdb.OutOfMemoryException):
+    """DuckDB ran out of memory; the message says how partitions=N avoids it. Still a
+    duckdb.OutOfMemoryException, so code that catches DuckDB's own keeps working."""
+
+    @classmethod
+    def hint(cls, exc: BaseException, partitions: int) -> OutOfMemoryError:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        more = f"more than partitions={partitions}" if partitions > 1 else "partitions=N"
+        return cls(
+            f"DuckDB ran out of memory ({first}). Each user's top-k state stays in memory, so "
+            f"memory grows with the users of one statement: {more} (CLI: --partitions N) "
+            "evaluates the users N slices at a time, with the same numbers; one slice per "
+            "million users fits in 1 GB"
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,3 +101,28 @@ def test_what_partitions_cannot_do_is_refused():
     with pytest.raises(sqlmetrics.ConventionError, match="evaluate\\(\\) only"):
         sqlmetrics.sql(CON, "one_row", ["ndcg@5"], partitions=2)
     assert "WITH" in sqlmetrics.sql(CON, "one_row", ["ndcg@5"], partitions=1)
+
+
+def test_running_out_of_memory_says_how_partitions_help():
+    recs, truth = large_inputs(seed=3)
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '2MB'").fetchall()
+    try:
+        for partitions, advice in ((1, "partitions=N"), (2, "more than partitions=2")):
+            with pytest.raises(sqlmetrics.OutOfMemoryError, match=advice) as caught:
+                sqlmetrics.evaluate(con, recs, ["ndcg@10"], truth=truth, partitions=partitions)
+            assert isinstance(caught.value, duckdb.OutOfMemoryException)  # DuckDB's own, still
+    finally:
+        con.close()
+
+
+def test_the_command_line_says_it_in_one_line(tmp_path, capsys):
+    from sqlmetrics import cli
+
+    recs, truth = large_inputs(seed=3)
+    pq.write_table(recs, tmp_path / "recs.parquet")
+    pq.write_table(truth, tmp_path / "truth.parquet")
+    code = cli.main(["evaluate", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet"),
+                     "-m", "ndcg@10", "--memory-limit", "2MB"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "--partitions N" in err and len(err.strip().splitlines()) == 1, err
