@@ -9,7 +9,8 @@ The headline size (100,000 users x 100 candidates = 10M recommendation rows):
 
     python benchmarks/run.py --sizes 100k
 
-Every contender runs in its OWN subprocess (`run.py --child NAME ...`), once per repeat:
+Every contender runs in its OWN subprocess (`run.py --child NAME ...`), once per repeat, the
+repeats round robin (run 1 of every contender, then run 2, ...) so drift hits all alike:
   seconds      wall time inside the child from before the Parquet files are opened to the
                final numbers (imports and ranx's numba warm-up happen before the clock);
                the table shows the median over --repeat runs
@@ -554,8 +555,13 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"  reference failed: {reference['error']}")
                 return 2
 
-            for c in contenders:
-                for i in range(args.repeat):
+            # Round robin: run i of every contender before run i + 1 of any, so that a drift
+            # in the machine's speed (a shared VM drifts 10-20% over an hour) weighs on every
+            # contender alike instead of on whichever ran during the slow minutes.
+            for i in range(args.repeat):
+                for c in contenders:
+                    if c.error or c.skipped:
+                        continue
                     extra = ["--k", str(c.k)] + (["--per-user"] if c.per_user else [])
                     if c.check == "ranx" and i == args.repeat - 1:
                         extra.append("--tie-check")
@@ -563,11 +569,11 @@ def main(argv: list[str] | None = None) -> int:
                     if "error" in out:
                         c.error = out["error"]
                         log(f"[{human(users)}] {c.label} run {i + 1}: FAILED {c.error}")
-                        break
+                        continue
                     if "skipped" in out:
                         c.skipped = out["skipped"]
                         log(f"[{human(users)}] {c.label}: skipped, {c.skipped}")
-                        break
+                        continue
                     c.runs.append(out)
                     log(f"[{human(users)}] {c.label} run {i + 1}/{args.repeat}: "
                         f"{out['seconds']:.3f} s (process {out['process_seconds']:.2f} s), "
