@@ -33,10 +33,11 @@ import duckdb
 import sqlmetrics
 
 METRICS = ["ndcg@10", "map@10", "recall@10", "precision@10", "mrr@10"]
-# the CTEs the statement is cut at (sql/evaluate.sql.j2, sql/inputs/recs_lists.sql.j2)
+# the CTEs the statement is cut at (sql/ranking/ranked_lists.sql.j2, sql/inputs/recs_lists.sql.j2):
+# the candidates, the exact top lists, and the first step after them (the lists as rows)
 CANDIDATES = "recs_candidates AS MATERIALIZED ("
 TOP = "recs_lists AS MATERIALIZED ("
-TRUTH = "truth_lists AS MATERIALIZED ("
+AFTER_TOP = "recs_top AS ("
 
 
 def _quote(path: str) -> str:
@@ -52,7 +53,7 @@ def _cut(statement: str, marker: str) -> int:
 
 def stage_queries(statement: str, recs: str) -> dict[str, str]:
     """The queries timed, keyed by stage name (see the module docstring)."""
-    candidates_at, top_at, truth_at = (_cut(statement, m) for m in (CANDIDATES, TOP, TRUTH))
+    candidates_at, top_at, after_top_at = (_cut(statement, m) for m in (CANDIDATES, TOP, AFTER_TOP))
     source = f"read_parquet({_quote(recs)})"
     # the recs_candidates CTE alone: from its name to the ")," that closes it
     candidates_end = statement.index("\n),", candidates_at)
@@ -67,9 +68,9 @@ def stage_queries(statement: str, recs: str) -> dict[str, str]:
         f"FROM {source} GROUP BY user_id)",
         "candidates": f"WITH {candidates}\nSELECT count(*), sum(len(_cand_items)), sum(len(_cand_keys)), "
         "max(_bad_row) FROM recs_candidates",
-        "exact top-10": statement[:truth_at].rstrip().rstrip(",")
+        "exact top-10": statement[:after_top_at].rstrip().rstrip(",")
         + "\nSELECT count(*), sum(len(_top)), count(_problem) FROM recs_lists",
-        "floor + metrics": statement[:candidates_at] + score_only_top + statement[truth_at:],
+        "floor + metrics": statement[:candidates_at] + score_only_top + statement[after_top_at:],
         "statement": statement,
     }
 

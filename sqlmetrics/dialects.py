@@ -34,7 +34,7 @@ class Dialect:
     @property
     def template(self) -> str:
         """The entry template that renders evaluate() for this dialect."""
-        return "evaluate.sql.j2" if self.name == "duckdb" else "dialects/portable/evaluate.sql.j2"
+        return "evaluate.sql.j2"
 
     def quote_identifier(self, name: str) -> str:
         """A column or table name as a quoted identifier: nothing in it can end the name."""

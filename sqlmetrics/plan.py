@@ -237,6 +237,7 @@ def build_context(
                 "macro": m.name,
                 "k": m.k,
                 "column": quote_identifier(m.label),
+                "formula": m.definition.formula,  # shown beside the column in sql()
             }
             for m in ranking
         ],
