@@ -77,10 +77,11 @@ def test_every_convention_and_choice_is_in_the_conventions_table():
     assert "`threshold`" in rows
 
 
-def test_every_keyword_of_evaluate_is_documented():
-    keywords = [
-        p for p in inspect.signature(sqlmetrics.evaluate).parameters if p not in ("con", "recs", "metrics")
-    ]
+@pytest.mark.parametrize("function", [sqlmetrics.evaluate, sqlmetrics.sql], ids=lambda f: f.__name__)
+def test_every_keyword_is_documented(function):
+    parameters = inspect.signature(function).parameters.values()
+    positional = ("con", "recs", "metrics")
+    keywords = [p.name for p in parameters if p.name not in positional and p.kind != p.VAR_KEYWORD]
     for keyword in keywords:
         assert f"`{keyword}" in DOCS, keyword
 
@@ -94,6 +95,22 @@ def test_every_option_of_the_command_line_is_in_cli_md():
             for option in action.option_strings:
                 if option.startswith("--") and option != "--help":
                     assert re.search(rf"`{re.escape(option)}(?![\w-])", PAGES["cli.md"]), (name, option)
+
+
+def test_every_error_is_in_errors_md():
+    import sqlmetrics.reports  # noqa: F401  (defines the reports' errors)
+
+    classes, todo = set(), [sqlmetrics.SqlMetricsError]
+    while todo:
+        cls = todo.pop()
+        classes.add(cls)
+        todo += cls.__subclasses__()
+    classes.add(sqlmetrics.OutOfMemoryError)
+    for cls in classes:
+        if cls.__module__.startswith("sqlmetrics"):
+            assert f"`{cls.__name__}`" in PAGES["errors.md"] or f"`sqlmetrics.{cls.__name__}`" in PAGES[
+                "errors.md"
+            ], cls
 
 
 def test_the_readme_starts_with_the_two_commands_and_ci_runs_the_test_command():
