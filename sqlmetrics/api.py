@@ -148,7 +148,7 @@ def evaluate(
 
     con: a DuckDB connection; or a pyspark SparkSession (the statement runs as Spark SQL) or an
     ADBC PostgreSQL connection (it runs in the server), both returning Arrow just the same (see
-    the README's "Other engines" for what each supports).
+    docs/engines.md for what each supports).
 
     recs: one row per (user, item) with a score (higher is better) or a rank (1 is the top).
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
@@ -163,7 +163,8 @@ def evaluate(
     last bit. progress: with partitions, one progress line per partition on stderr.
     Returns one row per group of `by` with the group columns, `users` (how many users each mean
     is over) and one float64 column per metric, named as requested; with per_user=True, one row
-    per (group, user) instead. The conventions' defaults reproduce trec_eval (see README).
+    per (group, user) instead. The conventions' defaults reproduce trec_eval's numbers (trec_eval
+    10.0 without -c refuses a run that lacks a judged user; see docs/conventions.md).
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()

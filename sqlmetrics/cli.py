@@ -79,7 +79,7 @@ SOURCE and --truth are each one of:
 The output has one row per --by group: the group columns, `users` (how many users each mean
 is over) and one column per metric, named as requested. With --per-user: one row per user.
 The column and convention options are those of sqlmetrics.evaluate(); the defaults reproduce
-trec_eval (see the README's Conventions).
+trec_eval (see docs/conventions.md).
 
 examples:
   # Parquet logs where they lie, 3 metrics, per A/B arm
@@ -217,7 +217,7 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         "actions: purchase=3,add_to_cart=2,view=1",
     )  # fmt: skip
     names.add_argument("--action", help="action column, graded by --relevance action=grade,...")
-    conv = parser.add_argument_group("conventions (defaults reproduce trec_eval; see the README)")
+    conv = parser.add_argument_group("conventions (defaults reproduce trec_eval; see docs/conventions.md)")
     defaults = Conventions()
     for name, choices in CHOICES.items():  # --ties, --gain, --empty, --missing, --ap-denominator, ...
         default = getattr(defaults, name)

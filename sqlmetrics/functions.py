@@ -47,7 +47,7 @@ def _metric_function(metric: str):
     )
     if metric in _BEYOND_EXAMPLES:
         function.__doc__ = (
-            f"{metric}: {definition.formula} (see the README, \"Beyond accuracy\").\n\n"
+            f"{metric}: {definition.formula} (see docs/metrics.md, \"Beyond accuracy\").\n\n"
             "Same keyword arguments as sqlmetrics.evaluate, with history= (user, item\n"
             "interactions), catalog= (all items) and item_features= (item vectors) where the\n"
             f"metric needs them.\n{_SETUP}{_BEYOND_EXAMPLES[metric]}"

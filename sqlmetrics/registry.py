@@ -12,7 +12,7 @@ from dataclasses import dataclass
 class MetricDefinition:
     name: str
     template: str  # path under sql/, holding a macro named like the metric
-    formula: str  # as printed in the README's metric table
+    formula: str  # as printed in docs/metrics.md's metric table
     needs_cutoff: bool = True  # False: the metric takes no @k (r_precision)
     tie_averaged: bool = True  # True: defined under ties="average"
     # Beyond-accuracy metrics (sql/beyond/) only:
