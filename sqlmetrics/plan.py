@@ -18,6 +18,10 @@ from .identifiers import quote_identifier, quote_string
 from .metric_names import RequestedMetric
 from .sources import Source
 
+# The largest list_length the top-k aggregates keep (sql/ranking/top_k.sql.j2 asks them for
+# k + 3 entries); longer cutoffs rank the whole list.
+WHOLE_LIST_FROM = 100_000
+
 
 @dataclass(frozen=True)
 class ColumnNames:
@@ -205,6 +209,11 @@ def build_context(
         list_length = 1  # fcp alone: the lists are only read for the input checks
     else:
         list_length = None if any(k is None for k in cutoffs) else max(cutoffs)
+        if list_length is not None and list_length > WHOLE_LIST_FROM and conventions.ties != "average":
+            # DuckDB's top-n aggregates take n < 1,000,000: past this the whole sorted list
+            # is cheaper anyway (the metrics slice their own k from it); ties='average' keeps
+            # every item placed before list_length, with no top-n aggregate
+            list_length = None
     beyond_ctx = _beyond_context(
         recs, user, item, truth, metrics, names, per_user, history, catalog, item_features
     )
