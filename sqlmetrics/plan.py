@@ -165,8 +165,13 @@ def build_context(
                 "column": quote_identifier(column),
                 "name": quote_identifier(column),
                 "is_text": col.type_family(recs.type_of(column)) == "text",
+                "found": column,
             }
         )
+
+    _require_distinct_output(
+        by, [g["found"] for g in groups], user if per_user else "users", [m.label for m in metrics]
+    )
 
     recs_ctx: dict[str, Any] = {
         "source": recs.sql,
@@ -251,6 +256,26 @@ def build_context(
         ],
         "beyond": beyond_ctx,
     }
+
+
+def _require_distinct_output(
+    by: Sequence[str], by_columns: Sequence[str], count_or_user: str, labels: Sequence[str]
+) -> None:
+    """The result's columns (the by columns, `users` or the user column, the metrics) must have
+    distinct names, compared as the engines compare them (without case), or the result would
+    hold two columns of one name."""
+    other = "the user column" if count_or_user != "users" else "the count of users"
+    fixed = {count_or_user.lower(): f"{other}, {count_or_user!r}"}
+    fixed.update({label.lower(): f"the metric {label!r}" for label in labels})
+    seen: dict[str, str] = {}
+    for name, column in zip(by, by_columns, strict=True):
+        clash = fixed.get(column.lower()) or seen.get(column.lower())
+        if clash:
+            raise ConventionError(
+                f"by={name!r}: the result would have two columns named {column!r} (this by column "
+                f"and {clash}); give the by column another name, e.g. in a view"
+            )
+        seen[column.lower()] = f"the by column {column!r}"
 
 
 def _has_relevance(recs: Source, names: ColumnNames) -> bool:
