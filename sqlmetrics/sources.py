@@ -109,6 +109,12 @@ def resolve(
             raise UnknownTableError(f"{role}: cannot read {obj!r}: {exc}") from None
         return Source(from_item, label, columns, table=table, path=path)
     if isinstance(obj, duckdb.DuckDBPyRelation):
+        if not _belongs_to(obj, con):
+            # its SQL text would be read against this connection's tables of the same names
+            raise UnknownTableError(
+                f"{role}: this DuckDB relation belongs to another (or a closed) connection; pass "
+                "a relation of the connection you evaluate on, or evaluate on the relation's own"
+            )
         from_item = f"({obj.sql_query()})"
         try:
             columns = _describe(con, from_item)
@@ -133,6 +139,20 @@ def resolve(
         f"{role} must be a table or view name, a DuckDB relation, a Parquet/CSV path, or a "
         f"pandas/polars DataFrame or pyarrow Table; got {type(obj).__name__}"
     )
+
+
+def _belongs_to(relation: duckdb.DuckDBPyRelation, con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `relation` was made by `con`. DuckDB has no public accessor for a relation's
+    connection, but it refuses to combine relations of two connections: a cross product with a
+    relation of `con`, built and never run, asks it."""
+    probe = con.sql("SELECT 1 AS __sqlmetrics_probe").set_alias(f"__sqlmetrics_{uuid.uuid4().hex}")
+    try:
+        probe.cross(relation)
+    except duckdb.ConnectionException:  # its connection is closed
+        return False
+    except duckdb.Error as exc:
+        return "different connections" not in str(exc)  # (anything else: the relation's own
+    return True  # problem, which reading it reports in the usual way)
 
 
 def _is_frame(obj: Any) -> bool:
