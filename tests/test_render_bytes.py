@@ -104,3 +104,14 @@ def test_any_action_name_is_graded(text):
         con, _recs([0.9, 0.1]), ["ndcg@1"], truth=truth, action="act", relevance={text: 3}
     )
     assert got.to_pylist() == [{"users": 1, "ndcg@1": 1.0}]
+
+
+@pytest.mark.parametrize("name", ["t\n", " t", "t\u2028", "\x85t", "main.t\r"])
+def test_table_names_are_not_stripped(con, name):
+    # "t" holds the bad list: a name that lost its outer whitespace would read it
+    for table, scores in ((name, GOOD), ("t", BAD)):
+        con.register("frame", _recs(scores))
+        con.execute(f"CREATE OR REPLACE TABLE {quote_table_name(table)} AS SELECT * FROM frame")
+        con.unregister("frame")
+    got = sqlmetrics.evaluate(con, name, ["precision@1"], truth=TRUTH).to_pylist()
+    assert got == [{"users": 1, "precision@1": 1.0}]
