@@ -23,6 +23,15 @@ from .sources import Source
 WHOLE_LIST_FROM = 100_000
 
 
+# For ties='item_asc' on DuckDB: each integer type's scores in a type that negates them all
+# (VARINT, arbitrary precision, since DuckDB 1.2: only 128-bit scores pay for it).
+_NEGATABLE = {
+    **dict.fromkeys(("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER"), "BIGINT"),
+    **dict.fromkeys(("BIGINT", "UBIGINT"), "HUGEINT"),
+    **dict.fromkeys(("HUGEINT", "UHUGEINT"), "VARINT"),
+}
+
+
 @dataclass(frozen=True)
 class ColumnNames:
     user: str = "user_id"
@@ -139,8 +148,10 @@ def build_context(
     if order_by == "rank":
         # (the portable SQL keeps the rank's own type: BigQuery counts no DISTINCT FLOAT64)
         key_sql = f"-CAST({key_sql} AS DOUBLE)" if dialect == "duckdb" else f"-{key_sql}"
-    elif conventions.ties == "item_asc" and col.is_unsigned(key_type) and dialect == "duckdb":
-        key_sql = f"CAST({key_sql} AS HUGEINT)"  # item_asc negates the score
+    elif conventions.ties == "item_asc" and key_type in _NEGATABLE and dialect == "duckdb":
+        # item_asc negates the score (sql/ranking/top_k.sql.j2): in a wider type, where the
+        # negation of every value (the smallest too, and any unsigned one) is exact
+        key_sql = f"CAST({key_sql} AS {_NEGATABLE[key_type]})"
 
     if conventions.ties == "average":
         refused = [m.label for m in metrics if not m.definition.tie_averaged]

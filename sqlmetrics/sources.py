@@ -15,10 +15,19 @@ from typing import Any
 
 import duckdb
 
-from .errors import UnknownTableError
+from .errors import MissingColumnError, UnknownTableError
 from .identifiers import quote_identifier, quote_string, quote_table_name
 
 _PARQUET = (".parquet", ".pq", ".parq")
+# What reading an input may raise besides a missing table: a file that is not Parquet (or is
+# corrupt, empty, unreachable), files of a glob that disagree, a view whose query fails
+UNREADABLE = (
+    duckdb.IOException,
+    duckdb.InvalidInputException,
+    duckdb.ConversionException,
+    duckdb.BinderException,
+    duckdb.ParserException,
+)
 _CSV = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt")
 
 
@@ -105,8 +114,8 @@ def resolve(
             raise UnknownTableError(
                 f"{role}: no table or view named {obj!r} in this connection (tables: {known})"
             ) from None
-        except duckdb.IOException as exc:
-            raise UnknownTableError(f"{role}: cannot read {obj!r}: {exc}") from None
+        except UNREADABLE as exc:  # not Parquet, corrupt, empty, unreachable; a broken view
+            raise UnknownTableError(f"{role}: cannot read {obj!r}: {first_line(exc)}") from None
         return Source(from_item, label, columns, table=table, path=path)
     if isinstance(obj, duckdb.DuckDBPyRelation):
         if not _belongs_to(obj, con):
@@ -115,30 +124,48 @@ def resolve(
                 f"{role}: this DuckDB relation belongs to another (or a closed) connection; pass "
                 "a relation of the connection you evaluate on, or evaluate on the relation's own"
             )
-        from_item = f"({obj.sql_query()})"
+        # (a line break: the query may end in a -- comment)
+        from_item = f"({obj.sql_query()}\n)"
         try:
             columns = _describe(con, from_item)
-        except duckdb.CatalogException:
-            raise UnknownTableError(
-                f"{role}: this DuckDB relation belongs to another connection; pass a relation "
-                "of the connection you evaluate on"
-            ) from None
+        except duckdb.InvalidInputException as exc:
+            if "parameters" not in str(exc):
+                raise UnknownTableError(f"{role}: cannot read this relation: {first_line(exc)}") from None
+            # its query has parameters (params=), which only the relation itself binds: it is
+            # read as a registered object, like a DataFrame
+            return _registered(con, obj, role, registrations, f"{role} relation")
+        except UNREADABLE as exc:
+            raise UnknownTableError(f"{role}: cannot read this relation: {first_line(exc)}") from None
         return Source(from_item, f"{role} relation", columns)
     if type(obj).__module__.split(".")[0] == "polars":
         obj = obj.collect() if hasattr(obj, "collect") else obj
         obj = obj.to_arrow()
     if _is_frame(obj):
-        name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
-        con.register(name, obj)
-        registrations.names.append(name)
-        from_item = quote_identifier(name)
-        return Source(
-            from_item, f"{role} {type(obj).__name__}", _describe(con, from_item), name, False
-        )
+        return _registered(con, obj, role, registrations, f"{role} {type(obj).__name__}")
     raise UnknownTableError(
         f"{role} must be a table or view name, a DuckDB relation, a Parquet/CSV path, or a "
         f"pandas/polars DataFrame or pyarrow Table; got {type(obj).__name__}"
     )
+
+
+def _registered(
+    con: duckdb.DuckDBPyConnection, obj: Any, role: str, registrations: Registrations, label: str
+) -> Source:
+    """`obj` registered in `con` under a unique name, for one evaluation."""
+    name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
+    try:
+        con.register(name, obj)
+    except duckdb.InvalidInputException as exc:  # e.g. a DataFrame without columns
+        raise MissingColumnError(f"{role} ({label}) cannot be read: {first_line(exc)}") from None
+    registrations.names.append(name)
+    from_item = quote_identifier(name)
+    return Source(from_item, label, _describe(con, from_item), name, False)
+
+
+def first_line(exc: BaseException) -> str:
+    """An engine's message without the SQL it quotes (DuckDB adds 'LINE 1: ...')."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _belongs_to(relation: duckdb.DuckDBPyRelation, con: duckdb.DuckDBPyConnection) -> bool:
