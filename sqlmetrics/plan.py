@@ -237,6 +237,9 @@ def build_context(
         beyond_ctx["columns"] = [quote_identifier(m.label) for m in metrics]  # the order asked
     return {
         "dialect": sql_dialect.name,  # the portable templates import sql/dialects/<dialect>.sql.j2
+        # DuckDB's input_check reports a problem through this function; evaluate() puts its
+        # own there (engines/duckdb.py), so that no error aborts the caller's transaction
+        "fail_function": "error",
         "literal": sql_dialect.quote_string,  # text as a string literal of the dialect
         "recs": recs_ctx,
         "truth": truth_ctx,

@@ -88,6 +88,42 @@ def _describe(con: duckdb.DuckDBPyConnection, from_item: str) -> dict[str, str]:
     return {row[0]: row[1] for row in rows}
 
 
+def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether some table or view of the catalog could be `name`."""
+    return table_kind(con, name) is not None
+
+
+def table_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """'table' or 'view' when some table or view of the catalog could be `name` (table,
+    schema.table, catalog.table or catalog.schema.table; DuckDB compares names without case),
+    else None. Asks the catalog, so that no failing statement aborts an open transaction
+    (reports: a results_table that is a view can be refused before writing to it).
+
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE t (x INTEGER); CREATE VIEW v AS SELECT 1")
+    >>> table_kind(con, "T"), table_kind(con, "main.v"), table_kind(con, "memory.main.x")
+    ('table', 'view', None)
+    """
+    parts = [p.lower() for p in name.split(".")]
+    rows = con.execute(
+        "SELECT lower(database_name), lower(schema_name), 'table' FROM duckdb_tables() "
+        "WHERE lower(table_name) = ? UNION ALL "
+        "SELECT lower(database_name), lower(schema_name), 'view' FROM duckdb_views() "
+        "WHERE lower(view_name) = ? ORDER BY 3",
+        [parts[-1], parts[-1]],
+    ).fetchall()
+    qualifiers = parts[:-1]
+    for database, schema, kind in rows:
+        if (
+            not qualifiers
+            or (len(qualifiers) == 1 and qualifiers[0] in (database, schema))
+            or qualifiers == [database, schema]
+        ):
+            return kind
+    return None
+
+
 def _known_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     rows = con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE NOT internal "
@@ -108,6 +144,10 @@ def resolve(
         else:
             from_item, label, table, path = quote_table_name(obj), obj, obj, None
         try:
+            # (looked up first: a statement naming a missing table would abort an open
+            # transaction)
+            if table is not None and not _table_exists(con, table):
+                raise duckdb.CatalogException(table)
             columns = _describe(con, from_item)
         except duckdb.CatalogException:
             known = ", ".join(_known_tables(con)) or "none"
@@ -152,6 +192,8 @@ def _registered(
     con: duckdb.DuckDBPyConnection, obj: Any, role: str, registrations: Registrations, label: str
 ) -> Source:
     """`obj` registered in `con` under a unique name, for one evaluation."""
+    if _column_count(obj) == 0:  # (DuckDB refuses it, aborting an open transaction)
+        raise MissingColumnError(f"{role} ({label}) has no columns")
     name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
     try:
         con.register(name, obj)
@@ -160,6 +202,14 @@ def _registered(
     registrations.names.append(name)
     from_item = quote_identifier(name)
     return Source(from_item, label, _describe(con, from_item), name, False)
+
+
+def _column_count(obj: Any) -> int | None:
+    """How many columns a pandas DataFrame or an Arrow table has (None: cannot tell)."""
+    if hasattr(obj, "num_columns"):
+        return obj.num_columns
+    columns = getattr(obj, "columns", None)
+    return len(columns) if columns is not None and hasattr(columns, "__len__") else None
 
 
 def first_line(exc: BaseException) -> str:

@@ -10,9 +10,10 @@ DataFrame) and local Parquet/CSV files (read with pyarrow), copied with COPY int
 table under a unique name for the one query and dropped afterwards.
 
 Transactions: ADBC connections start with autocommit off, so everything runs inside the
-connection's open transaction and leaves nothing behind. When the statement fails (bad
-input data, a missing permission), PostgreSQL has aborted that transaction already: sqlmetrics
-rolls it back, so that the connection is usable again."""
+connection's open transaction and leaves nothing behind. PostgreSQL aborts a transaction on any
+error (bad input data, a missing permission), so sqlmetrics works after a SAVEPOINT of its own
+and, when something failed, rolls back to it: the caller's transaction stays usable, with
+its work kept."""
 
 from __future__ import annotations
 
@@ -66,6 +67,11 @@ class PostgresEngine:
         except Exception:  # noqa: BLE001 - a driver without the option: assume the default
             autocommit = "false"
         self.autocommit = str(autocommit).lower() == "true"
+        self.savepoint: str | None = None
+        if not self.autocommit:
+            self.savepoint = f"__sqlmetrics_{uuid.uuid4().hex}"
+            with self.con.cursor() as cur:
+                cur.execute(f"SAVEPOINT {self.savepoint}")
 
     # ---- inputs --------------------------------------------------------------------------------
 
@@ -147,23 +153,26 @@ class PostgresEngine:
             raise error(problem) from None
 
     def release(self) -> None:
-        """Drop the temporary tables; after a failed statement, roll the aborted transaction
-        back (which drops them too)."""
+        """Drop the temporary tables and release the savepoint; after a failure, roll back to
+        the savepoint instead (which drops them too), so the caller's transaction goes on."""
         import adbc_driver_manager
 
-        if self.failed and not self.autocommit:
-            self.temp_tables.clear()
-            self.con.rollback()
-            return
         try:
             with self.con.cursor() as cur:
+                if self.failed:
+                    raise adbc_driver_manager.Error("the statement failed")
                 while self.temp_tables:
                     cur.execute(f"DROP TABLE IF EXISTS pg_temp.{_PG.quote_identifier(self.temp_tables[-1])}")
                     self.temp_tables.pop()
+                if self.savepoint is not None:
+                    cur.execute(f"RELEASE SAVEPOINT {self.savepoint}")
         except adbc_driver_manager.Error:
             self.temp_tables.clear()
-            if not self.autocommit:
-                self.con.rollback()
+            if self.savepoint is not None:
+                with self.con.cursor() as cur:
+                    cur.execute(f"ROLLBACK TO SAVEPOINT {self.savepoint}")
+                    cur.execute(f"RELEASE SAVEPOINT {self.savepoint}")
+        self.savepoint = None
 
 
 def _read_file(path: str, role: str) -> pa.Table:
