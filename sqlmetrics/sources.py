@@ -124,6 +124,19 @@ def table_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
     return None
 
 
+def _describe_file(con: duckdb.DuckDBPyConnection, from_item: str) -> dict[str, str]:
+    """The columns of a local file, looked at through a connection of its own (a cursor), so
+    that a file DuckDB cannot read does not abort the caller's open transaction. (Remote
+    files are looked at with the caller's connection, which holds their settings.)"""
+    if "://" in from_item:
+        return _describe(con, from_item)
+    cursor = con.cursor()
+    try:
+        return _describe(cursor, from_item)
+    finally:
+        cursor.close()
+
+
 def _known_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     rows = con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE NOT internal "
@@ -148,7 +161,7 @@ def resolve(
             # transaction)
             if table is not None and not _table_exists(con, table):
                 raise duckdb.CatalogException(table)
-            columns = _describe(con, from_item)
+            columns = _describe_file(con, from_item) if path else _describe(con, from_item)
         except duckdb.CatalogException:
             known = ", ".join(_known_tables(con)) or "none"
             raise UnknownTableError(

@@ -58,6 +58,7 @@ BAD_INPUTS = [
     # problems found before the statement runs
     ("unknown table", dict(recs="no_such_table"), sqlmetrics.UnknownTableError),
     ("missing file", dict(recs="/no/such/file.parquet"), sqlmetrics.UnknownTableError),
+    ("corrupt file", dict(recs="CORRUPT"), sqlmetrics.UnknownTableError),
     ("missing column", dict(score="nope"), sqlmetrics.MissingColumnError),
     ("unknown metric", dict(metrics=["ndgc@3"]), sqlmetrics.UnknownMetricError),
     ("empty frame", dict(recs=pd.DataFrame()), sqlmetrics.MissingColumnError),
@@ -70,6 +71,9 @@ def test_an_input_error_keeps_the_callers_transaction(tmp_path, what, arguments,
     con = duckdb.connect(str(tmp_path / "work.duckdb"))
     con.execute("CREATE TABLE work (x INTEGER)")
     arguments = {"recs": GOOD_RECS, "metrics": ["ndcg@2"], "truth": TRUTH, **arguments}
+    if isinstance(arguments["recs"], str) and arguments["recs"] == "CORRUPT":
+        (tmp_path / "corrupt.parquet").write_bytes(b"PAR1 no footer PAR1")
+        arguments["recs"] = str(tmp_path / "corrupt.parquet")
     con.execute("BEGIN")
     con.execute("INSERT INTO work VALUES (1)")
     with pytest.raises(error) as raised:
@@ -93,6 +97,23 @@ def test_a_good_evaluation_inside_a_transaction_sees_its_uncommitted_rows(con):
     con.execute("ROLLBACK")
     assert inside == sqlmetrics.evaluate(con, GOOD_RECS, ["ndcg@2"], truth=TRUTH)
     assert con.execute("SELECT count(*) FROM recs").fetchall() == [(0,)]
+
+
+def test_a_glob_that_fails_while_running_says_the_transaction_was_aborted(tmp_path):
+    # the first look reads one file's columns; the other file's disagree, which DuckDB finds
+    # only while the statement runs: the error says what that did to the transaction
+    import pyarrow.parquet as pq
+
+    pq.write_table(GOOD_RECS, tmp_path / "a.parquet")
+    pq.write_table(GOOD_RECS.set_column(2, "score", pa.array(["x", "y", "z"])), tmp_path / "b.parquet")
+    con = duckdb.connect()
+    con.execute("BEGIN")
+    with pytest.raises(sqlmetrics.UnknownTableError, match="aborted the open transaction"):
+        sqlmetrics.evaluate(con, str(tmp_path / "*.parquet"), ["ndcg@2"], truth=TRUTH)
+    con.execute("ROLLBACK")
+    with pytest.raises(sqlmetrics.UnknownTableError, match=r"cannot read .*b\.parquet.*\)?$") as raised:
+        sqlmetrics.evaluate(con, str(tmp_path / "*.parquet"), ["ndcg@2"], truth=TRUTH)
+    assert "aborted" not in str(raised.value)  # no transaction of the caller's: nothing to say
 
 
 def test_sql_text_keeps_its_own_error_checks(con):

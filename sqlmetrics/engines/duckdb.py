@@ -65,7 +65,9 @@ class DuckDBEngine:
             if found is None:
                 raise
             role, source = found
-            raise UnknownTableError(f"{role}: cannot read {source.path!r}: {first_line(exc)}") from None
+            raise UnknownTableError(
+                f"{role}: cannot read {source.path!r}: {first_line(exc)}{self._aborted_note()}"
+            ) from None
         if self.problems:
             raise problem_error(self._problem())
         return result
@@ -77,7 +79,7 @@ class DuckDBEngine:
         try:
             self.con.execute("SELECT 1").fetchall()
         except duckdb.Error:
-            return " (DuckDB stopped on it and aborted the open transaction: roll it back)"
+            return " (DuckDB stopped on it, which aborted the open transaction: roll it back)"
         return ""
 
     def _file_named_in(self, message: str) -> tuple[str, Source] | None:
