@@ -10,10 +10,10 @@ DataFrame) and local Parquet/CSV files (read with pyarrow), copied with COPY int
 table under a unique name for the one query and dropped afterwards.
 
 Transactions: ADBC connections start with autocommit off, so everything runs inside the
-connection's open transaction and leaves nothing behind. PostgreSQL aborts a transaction on any
-error (bad input data, a missing permission), so sqlmetrics works after a SAVEPOINT of its own
-and, when something failed, rolls back to it: the caller's transaction stays usable, with
-its work kept."""
+connection's open transaction and leaves nothing behind. When the statement fails (bad
+input data, a missing permission), PostgreSQL has aborted that transaction already, and the
+ADBC driver runs nothing more on it (a savepoint cannot be rolled back to): sqlmetrics rolls it
+back, so that the connection is usable again, and its error says that this happened."""
 
 from __future__ import annotations
 
@@ -67,11 +67,6 @@ class PostgresEngine:
         except Exception:  # noqa: BLE001 - a driver without the option: assume the default
             autocommit = "false"
         self.autocommit = str(autocommit).lower() == "true"
-        self.savepoint: str | None = None
-        if not self.autocommit:
-            self.savepoint = f"__sqlmetrics_{uuid.uuid4().hex}"
-            with self.con.cursor() as cur:
-                cur.execute(f"SAVEPOINT {self.savepoint}")
 
     # ---- inputs --------------------------------------------------------------------------------
 
@@ -150,29 +145,36 @@ class PostgresEngine:
             # ERROR:  invalid input syntax for type integer: "sqlmetrics: <problem>"
             problem = problem[:-1] if problem.endswith('"') else problem
             error = DuplicateRowError if " duplicate " in problem else InvalidDataError
-            raise error(problem) from None
+            raise error(problem + self._aborted_note()) from None
+
+    def _aborted_note(self) -> str:
+        """PostgreSQL aborts the open transaction on any error, and the ADBC driver then runs
+        nothing (not even ROLLBACK TO SAVEPOINT) before a full rollback: say so."""
+        if self.autocommit:
+            return ""
+        return (
+            " (PostgreSQL aborted the open transaction on it, and sqlmetrics rolled it back: "
+            "work not yet committed on this connection is lost)"
+        )
 
     def release(self) -> None:
-        """Drop the temporary tables and release the savepoint; after a failure, roll back to
-        the savepoint instead (which drops them too), so the caller's transaction goes on."""
+        """Drop the temporary tables; after a failed statement, roll the aborted transaction
+        back (which drops them too)."""
         import adbc_driver_manager
 
+        if self.failed and not self.autocommit:
+            self.temp_tables.clear()
+            self.con.rollback()
+            return
         try:
             with self.con.cursor() as cur:
-                if self.failed:
-                    raise adbc_driver_manager.Error("the statement failed")
                 while self.temp_tables:
                     cur.execute(f"DROP TABLE IF EXISTS pg_temp.{_PG.quote_identifier(self.temp_tables[-1])}")
                     self.temp_tables.pop()
-                if self.savepoint is not None:
-                    cur.execute(f"RELEASE SAVEPOINT {self.savepoint}")
         except adbc_driver_manager.Error:
             self.temp_tables.clear()
-            if self.savepoint is not None:
-                with self.con.cursor() as cur:
-                    cur.execute(f"ROLLBACK TO SAVEPOINT {self.savepoint}")
-                    cur.execute(f"RELEASE SAVEPOINT {self.savepoint}")
-        self.savepoint = None
+            if not self.autocommit:
+                self.con.rollback()
 
 
 def _read_file(path: str, role: str) -> pa.Table:
