@@ -94,8 +94,10 @@ def test_a_good_evaluation_inside_a_transaction_sees_its_uncommitted_rows(con):
     con.execute("BEGIN")
     con.execute("INSERT INTO recs VALUES (1, 10, 0.9), (1, 11, 0.8), (2, 10, 0.5)")
     inside = sqlmetrics.evaluate(con, "recs", ["ndcg@2"], truth=TRUTH)
+    # frames registered, partials of partitions registered, the problem function: all inside
+    in_parts = sqlmetrics.evaluate(con, con.table("recs"), ["ndcg@2"], truth=TRUTH, partitions=2)
     con.execute("ROLLBACK")
-    assert inside == sqlmetrics.evaluate(con, GOOD_RECS, ["ndcg@2"], truth=TRUTH)
+    assert inside == in_parts == sqlmetrics.evaluate(con, GOOD_RECS, ["ndcg@2"], truth=TRUTH)
     assert con.execute("SELECT count(*) FROM recs").fetchall() == [(0,)]
 
 
