@@ -203,6 +203,8 @@ def evaluate(
             item_features=item_features,
             features=features,
         )
+        if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
+            context["fail_function"] = engine.report_problems_to_python()
         partitions = check_partitions(partitions, engine.dialect, context)
         try:
             if partitions == 1:

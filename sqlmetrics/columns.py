@@ -12,6 +12,7 @@ _INTEGER = re.compile(r"^U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$")
 _UNSIGNED = re.compile(r"^U(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$")
 _FLOAT = re.compile(r"^(FLOAT|DOUBLE|REAL)$")
 _DECIMAL = re.compile(r"^DECIMAL\(\d+,\s*\d+\)$")
+_TIME = re.compile(r"^(DATE|TIMESTAMP|TIMESTAMP_S|TIMESTAMP_MS|TIMESTAMP_NS|TIMESTAMP WITH TIME ZONE)$")
 
 
 def find_column(source: Source, name: str, role: str, what: str) -> str:
@@ -35,6 +36,15 @@ def is_numeric(duck_type: str) -> bool:
 
 def is_float(duck_type: str) -> bool:
     return bool(_FLOAT.match(duck_type))
+
+
+def is_time(duck_type: str) -> bool:
+    """A DATE or a TIMESTAMP, with or without a time zone (not a list of them: DATE[]).
+
+    >>> [is_time(t) for t in ("DATE", "TIMESTAMP WITH TIME ZONE", "DATE[]", "VARCHAR")]
+    [True, True, False, False]
+    """
+    return bool(_TIME.match(duck_type))
 
 
 def is_unsigned(duck_type: str) -> bool:

@@ -30,6 +30,9 @@ class Dialect:
     identifier_quote: str  # '"' or '`'; a quote inside a name is doubled
     backslash_escapes: bool  # string literals read backslash escapes (Spark, BigQuery, Snowflake)
     max_name_parts: int = 3  # catalog.schema.table
+    # BigQuery: quoted names read the escapes of string literals too (a backtick is \`, not
+    # doubled), and neither may hold a raw line break
+    escaped_names: bool = False
 
     @property
     def template(self) -> str:
@@ -41,12 +44,16 @@ class Dialect:
         if not isinstance(name, str) or not name or "\x00" in name:
             raise UnknownTableError(f"not a valid name: {name!r}")
         q = self.identifier_quote
+        if self.escaped_names:
+            return q + _backslash_escaped(name, q) + q
         return q + name.replace(q, q + q) + q
 
     def quote_string(self, text: str) -> str:
         """Text as a string literal of this dialect."""
         if "\x00" in text:
             raise ValueError("text with a NUL character cannot be a SQL literal")
+        if self.escaped_names:
+            return "'" + _backslash_escaped(text, "'") + "'"
         if self.backslash_escapes:
             return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
         return "'" + text.replace("'", "''") + "'"
@@ -54,18 +61,28 @@ class Dialect:
     def quote_table_name(self, name: str) -> str:
         """'events' -> one quoted name; 'schema.table' -> each part quoted on its own."""
         parts = name.split(".")
-        if len(parts) > self.max_name_parts or any(not p.strip() for p in parts):
+        if len(parts) > self.max_name_parts or not all(parts):
             raise UnknownTableError(
                 f"{name!r} is not a table name (expected table, schema.table or catalog.schema.table)"
             )
-        return ".".join(self.quote_identifier(p.strip()) for p in parts)
+        return ".".join(self.quote_identifier(p) for p in parts)  # as given: " x" is not "x"
+
+
+# BigQuery's named escapes of control characters (a raw line break ends a quoted token there)
+_CONTROL_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def _backslash_escaped(text: str, quote: str) -> str:
+    """`text` between `quote`s of a dialect whose quoted tokens read backslash escapes."""
+    table = {"\\": "\\\\", quote: "\\" + quote, **_CONTROL_ESCAPES}
+    return text.translate(str.maketrans(table))
 
 
 DIALECTS = {
     "duckdb": Dialect("duckdb", '"', False),
     "spark": Dialect("spark", "`", True),
     "postgres": Dialect("postgres", '"', False),
-    "bigquery": Dialect("bigquery", "`", True),
+    "bigquery": Dialect("bigquery", "`", True, escaped_names=True),
     "snowflake": Dialect("snowflake", '"', True),
 }
 

@@ -26,8 +26,8 @@ def quote_table_name(name: str) -> str:
     A dot separates catalog, schema and table; each part is quoted on its own, so nothing in
     the name can end the identifier."""
     parts = name.split(".")
-    if len(parts) > 3 or any(not p.strip() for p in parts):
+    if len(parts) > 3 or not all(parts):
         raise UnknownTableError(
             f"{name!r} is not a table name (expected table, schema.table or db.schema.table)"
         )
-    return ".".join(quote_identifier(p.strip()) for p in parts)
+    return ".".join(quote_identifier(p) for p in parts)  # as given: " x" is not "x"

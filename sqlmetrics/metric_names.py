@@ -24,12 +24,22 @@ class RequestedMetric:
         return self.definition.name
 
 
+# The largest cutoff: a 32-bit integer in every engine's SQL. A k beyond a user's list means the
+# whole list, so larger cutoffs could change nothing.
+MAX_CUTOFF = 2**31 - 1
+
+
 def check_cutoff(k: object, what: str = "k") -> int:
-    """Return k if it is a positive integer, else raise InvalidCutoffError."""
+    """Return k if it is an integer from 1 to 2^31 - 1, else raise InvalidCutoffError."""
     if isinstance(k, bool) or not isinstance(k, Integral):
         raise InvalidCutoffError(f"{what} must be a positive integer, got {k!r}")
     if k < 1:
         raise InvalidCutoffError(f"{what} must be at least 1, got {k}")
+    if k > MAX_CUTOFF:
+        raise InvalidCutoffError(
+            f"{what} must be at most {MAX_CUTOFF} (2^31 - 1; a k beyond a list means the whole "
+            f"list), got {k}"
+        )
     return int(k)
 
 

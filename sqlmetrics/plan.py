@@ -18,6 +18,19 @@ from .identifiers import quote_identifier, quote_string
 from .metric_names import RequestedMetric
 from .sources import Source
 
+# The largest list_length the top-k aggregates keep (sql/ranking/top_k.sql.j2 asks them for
+# k + 3 entries); longer cutoffs rank the whole list.
+WHOLE_LIST_FROM = 100_000
+
+
+# For ties='item_asc' on DuckDB: each integer type's scores in a type that negates them all
+# (VARINT, arbitrary precision, since DuckDB 1.2: only 128-bit scores pay for it).
+_NEGATABLE = {
+    **dict.fromkeys(("TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER"), "BIGINT"),
+    **dict.fromkeys(("BIGINT", "UBIGINT"), "HUGEINT"),
+    **dict.fromkeys(("HUGEINT", "UHUGEINT"), "VARINT"),
+}
+
 
 @dataclass(frozen=True)
 class ColumnNames:
@@ -135,8 +148,10 @@ def build_context(
     if order_by == "rank":
         # (the portable SQL keeps the rank's own type: BigQuery counts no DISTINCT FLOAT64)
         key_sql = f"-CAST({key_sql} AS DOUBLE)" if dialect == "duckdb" else f"-{key_sql}"
-    elif conventions.ties == "item_asc" and col.is_unsigned(key_type) and dialect == "duckdb":
-        key_sql = f"CAST({key_sql} AS HUGEINT)"  # item_asc negates the score
+    elif conventions.ties == "item_asc" and key_type in _NEGATABLE and dialect == "duckdb":
+        # item_asc negates the score (sql/ranking/top_k.sql.j2): in a wider type, where the
+        # negation of every value (the smallest too, and any unsigned one) is exact
+        key_sql = f"CAST({key_sql} AS {_NEGATABLE[key_type]})"
 
     if conventions.ties == "average":
         refused = [m.label for m in metrics if not m.definition.tie_averaged]
@@ -161,8 +176,13 @@ def build_context(
                 "column": quote_identifier(column),
                 "name": quote_identifier(column),
                 "is_text": col.type_family(recs.type_of(column)) == "text",
+                "found": column,
             }
         )
+
+    _require_distinct_output(
+        by, [g["found"] for g in groups], user if per_user else "users", [m.label for m in metrics]
+    )
 
     recs_ctx: dict[str, Any] = {
         "source": recs.sql,
@@ -205,6 +225,11 @@ def build_context(
         list_length = 1  # fcp alone: the lists are only read for the input checks
     else:
         list_length = None if any(k is None for k in cutoffs) else max(cutoffs)
+        if list_length is not None and list_length > WHOLE_LIST_FROM and conventions.ties != "average":
+            # DuckDB's top-n aggregates take n < 1,000,000: past this the whole sorted list
+            # is cheaper anyway (the metrics slice their own k from it); ties='average' keeps
+            # every item placed before list_length, with no top-n aggregate
+            list_length = None
     beyond_ctx = _beyond_context(
         recs, user, item, truth, metrics, names, per_user, history, catalog, item_features
     )
@@ -212,6 +237,9 @@ def build_context(
         beyond_ctx["columns"] = [quote_identifier(m.label) for m in metrics]  # the order asked
     return {
         "dialect": sql_dialect.name,  # the portable templates import sql/dialects/<dialect>.sql.j2
+        # DuckDB's input_check reports a problem through this function; evaluate() puts its
+        # own there (engines/duckdb.py), so that no error aborts the caller's transaction
+        "fail_function": "error",
         "literal": sql_dialect.quote_string,  # text as a string literal of the dialect
         "recs": recs_ctx,
         "truth": truth_ctx,
@@ -243,6 +271,26 @@ def build_context(
         ],
         "beyond": beyond_ctx,
     }
+
+
+def _require_distinct_output(
+    by: Sequence[str], by_columns: Sequence[str], count_or_user: str, labels: Sequence[str]
+) -> None:
+    """The result's columns (the by columns, `users` or the user column, the metrics) must have
+    distinct names, compared as the engines compare them (without case), or the result would
+    hold two columns of one name."""
+    other = "the user column" if count_or_user != "users" else "the count of users"
+    fixed = {count_or_user.lower(): f"{other}, {count_or_user!r}"}
+    fixed.update({label.lower(): f"the metric {label!r}" for label in labels})
+    seen: dict[str, str] = {}
+    for name, column in zip(by, by_columns, strict=True):
+        clash = fixed.get(column.lower()) or seen.get(column.lower())
+        if clash:
+            raise ConventionError(
+                f"by={name!r}: the result would have two columns named {column!r} (this by column "
+                f"and {clash}); give the by column another name, e.g. in a view"
+            )
+        seen[column.lower()] = f"the by column {column!r}"
 
 
 def _has_relevance(recs: Source, names: ColumnNames) -> bool:

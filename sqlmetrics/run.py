@@ -19,12 +19,18 @@ def run(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
         problem = input_problem(exc)
         if problem is None:
             raise
-        error = DuplicateRowError if " duplicate " in problem else InvalidDataError
-        raise error(problem) from None
+        raise problem_error(problem) from None
 
 
-def input_problem(exc: BaseException) -> str | None:
-    """The text of a check raised by the statement's error() call, or None."""
+def problem_error(problem: str) -> InvalidDataError:
+    """The exception for a problem text of the statement's checks (without the marker)."""
+    error = DuplicateRowError if " duplicate " in problem else InvalidDataError
+    return error(problem)
+
+
+def input_problem(exc: BaseException | str) -> str | None:
+    """The text of a check raised by the statement's error() call (or handed to Python by
+    engines/duckdb.py's problem function), or None."""
     message = str(exc)
     start = message.find(_MARKER)
     if start < 0:

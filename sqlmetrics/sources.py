@@ -15,10 +15,19 @@ from typing import Any
 
 import duckdb
 
-from .errors import UnknownTableError
+from .errors import MissingColumnError, UnknownTableError
 from .identifiers import quote_identifier, quote_string, quote_table_name
 
 _PARQUET = (".parquet", ".pq", ".parq")
+# What reading an input may raise besides a missing table: a file that is not Parquet (or is
+# corrupt, empty, unreachable), files of a glob that disagree, a view whose query fails
+UNREADABLE = (
+    duckdb.IOException,
+    duckdb.InvalidInputException,
+    duckdb.ConversionException,
+    duckdb.BinderException,
+    duckdb.ParserException,
+)
 _CSV = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt")
 
 
@@ -79,6 +88,55 @@ def _describe(con: duckdb.DuckDBPyConnection, from_item: str) -> dict[str, str]:
     return {row[0]: row[1] for row in rows}
 
 
+def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether some table or view of the catalog could be `name`."""
+    return table_kind(con, name) is not None
+
+
+def table_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """'table' or 'view' when some table or view of the catalog could be `name` (table,
+    schema.table, catalog.table or catalog.schema.table; DuckDB compares names without case),
+    else None. Asks the catalog, so that no failing statement aborts an open transaction
+    (reports: a results_table that is a view can be refused before writing to it).
+
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE t (x INTEGER); CREATE VIEW v AS SELECT 1")
+    >>> table_kind(con, "T"), table_kind(con, "main.v"), table_kind(con, "memory.main.x")
+    ('table', 'view', None)
+    """
+    parts = [p.lower() for p in name.split(".")]
+    rows = con.execute(
+        "SELECT lower(database_name), lower(schema_name), 'table' FROM duckdb_tables() "
+        "WHERE lower(table_name) = ? UNION ALL "
+        "SELECT lower(database_name), lower(schema_name), 'view' FROM duckdb_views() "
+        "WHERE lower(view_name) = ? ORDER BY 3",
+        [parts[-1], parts[-1]],
+    ).fetchall()
+    qualifiers = parts[:-1]
+    for database, schema, kind in rows:
+        if (
+            not qualifiers
+            or (len(qualifiers) == 1 and qualifiers[0] in (database, schema))
+            or qualifiers == [database, schema]
+        ):
+            return kind
+    return None
+
+
+def _describe_file(con: duckdb.DuckDBPyConnection, from_item: str) -> dict[str, str]:
+    """The columns of a local file, looked at through a connection of its own (a cursor), so
+    that a file DuckDB cannot read does not abort the caller's open transaction. (Remote
+    files are looked at with the caller's connection, which holds their settings.)"""
+    if "://" in from_item:
+        return _describe(con, from_item)
+    cursor = con.cursor()
+    try:
+        return _describe(cursor, from_item)
+    finally:
+        cursor.close()
+
+
 def _known_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     rows = con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE NOT internal "
@@ -99,40 +157,92 @@ def resolve(
         else:
             from_item, label, table, path = quote_table_name(obj), obj, obj, None
         try:
-            columns = _describe(con, from_item)
+            # (looked up first: a statement naming a missing table would abort an open
+            # transaction)
+            if table is not None and not _table_exists(con, table):
+                raise duckdb.CatalogException(table)
+            columns = _describe_file(con, from_item) if path else _describe(con, from_item)
         except duckdb.CatalogException:
             known = ", ".join(_known_tables(con)) or "none"
             raise UnknownTableError(
                 f"{role}: no table or view named {obj!r} in this connection (tables: {known})"
             ) from None
-        except duckdb.IOException as exc:
-            raise UnknownTableError(f"{role}: cannot read {obj!r}: {exc}") from None
+        except UNREADABLE as exc:  # not Parquet, corrupt, empty, unreachable; a broken view
+            raise UnknownTableError(f"{role}: cannot read {obj!r}: {first_line(exc)}") from None
         return Source(from_item, label, columns, table=table, path=path)
     if isinstance(obj, duckdb.DuckDBPyRelation):
-        from_item = f"({obj.sql_query()})"
+        if not _belongs_to(obj, con):
+            # its SQL text would be read against this connection's tables of the same names
+            raise UnknownTableError(
+                f"{role}: this DuckDB relation belongs to another (or a closed) connection; pass "
+                "a relation of the connection you evaluate on, or evaluate on the relation's own"
+            )
+        # (a line break: the query may end in a -- comment)
+        from_item = f"({obj.sql_query()}\n)"
         try:
             columns = _describe(con, from_item)
-        except duckdb.CatalogException:
-            raise UnknownTableError(
-                f"{role}: this DuckDB relation belongs to another connection; pass a relation "
-                "of the connection you evaluate on"
-            ) from None
+        except duckdb.InvalidInputException as exc:
+            if "parameters" not in str(exc):
+                raise UnknownTableError(f"{role}: cannot read this relation: {first_line(exc)}") from None
+            # its query has parameters (params=), which only the relation itself binds: it is
+            # read as a registered object, like a DataFrame
+            return _registered(con, obj, role, registrations, f"{role} relation")
+        except UNREADABLE as exc:
+            raise UnknownTableError(f"{role}: cannot read this relation: {first_line(exc)}") from None
         return Source(from_item, f"{role} relation", columns)
     if type(obj).__module__.split(".")[0] == "polars":
         obj = obj.collect() if hasattr(obj, "collect") else obj
         obj = obj.to_arrow()
     if _is_frame(obj):
-        name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
-        con.register(name, obj)
-        registrations.names.append(name)
-        from_item = quote_identifier(name)
-        return Source(
-            from_item, f"{role} {type(obj).__name__}", _describe(con, from_item), name, False
-        )
+        return _registered(con, obj, role, registrations, f"{role} {type(obj).__name__}")
     raise UnknownTableError(
         f"{role} must be a table or view name, a DuckDB relation, a Parquet/CSV path, or a "
         f"pandas/polars DataFrame or pyarrow Table; got {type(obj).__name__}"
     )
+
+
+def _registered(
+    con: duckdb.DuckDBPyConnection, obj: Any, role: str, registrations: Registrations, label: str
+) -> Source:
+    """`obj` registered in `con` under a unique name, for one evaluation."""
+    if _column_count(obj) == 0:  # (DuckDB refuses it, aborting an open transaction)
+        raise MissingColumnError(f"{role} ({label}) has no columns")
+    name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
+    try:
+        con.register(name, obj)
+    except duckdb.InvalidInputException as exc:  # e.g. a DataFrame without columns
+        raise MissingColumnError(f"{role} ({label}) cannot be read: {first_line(exc)}") from None
+    registrations.names.append(name)
+    from_item = quote_identifier(name)
+    return Source(from_item, label, _describe(con, from_item), name, False)
+
+
+def _column_count(obj: Any) -> int | None:
+    """How many columns a pandas DataFrame or an Arrow table has (None: cannot tell)."""
+    if hasattr(obj, "num_columns"):
+        return obj.num_columns
+    columns = getattr(obj, "columns", None)
+    return len(columns) if columns is not None and hasattr(columns, "__len__") else None
+
+
+def first_line(exc: BaseException) -> str:
+    """An engine's message without the SQL it quotes (DuckDB adds 'LINE 1: ...')."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _belongs_to(relation: duckdb.DuckDBPyRelation, con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `relation` was made by `con`. DuckDB has no public accessor for a relation's
+    connection, but it refuses to combine relations of two connections: a cross product with a
+    relation of `con`, built and never run, asks it."""
+    probe = con.sql("SELECT 1 AS __sqlmetrics_probe").set_alias(f"__sqlmetrics_{uuid.uuid4().hex}")
+    try:
+        probe.cross(relation)
+    except duckdb.ConnectionException:  # its connection is closed
+        return False
+    except duckdb.Error as exc:
+        return "different connections" not in str(exc)  # (anything else: the relation's own
+    return True  # problem, which reading it reports in the usual way)
 
 
 def _is_frame(obj: Any) -> bool:

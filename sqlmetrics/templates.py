@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import uuid
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
+        finalize=_hold_value,
     )
     env.filters["sql_string"] = quote_string
     return env
@@ -49,12 +53,57 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     directory; Jinja recompiles any template whose source changed): compiling the templates
     costs about 100 ms, a fifth of a 10M-row evaluation started from a cron job or the CLI."""
     try:
-        return _QuietBytecodeCache()
+        # its own file names: code compiled for another environment (one without finalize=,
+        # an older sqlmetrics) must never be loaded into this one
+        return _QuietBytecodeCache(pattern="__sqlmetrics_held_%s.cache")
     except (OSError, RuntimeError):  # no safe temp directory: compile every time
         return None
 
 
+# The values a render has put out, behind placeholders: {placeholder prefix, values}.
+_HELD: ContextVar[tuple[str, list[str]] | None] = ContextVar("sqlmetrics_held", default=None)
+
+
+@jinja2.pass_eval_context  # (so Jinja calls it at render time, never on constants at compile time)
+def _hold_value(_eval_ctx: Any, value: Any) -> Any:
+    """Every {{ expression }} goes out as a placeholder, put back only after render()'s blank
+    line cleanup, so the cleanup can never touch the text of a quoted name or literal (which
+    may hold line breaks of any kind). Text that already holds placeholders is a macro's or a
+    block's output: template text, which the cleanup may tidy."""
+    held = _HELD.get()
+    if held is None or not isinstance(value, str) or not value:
+        return value
+    prefix, values = held
+    if prefix in value:
+        return value
+    values.append(value)
+    return f"{prefix}{len(values) - 1}\x00"
+
+
+_ANY_PLACEHOLDER = re.compile(r"\x00[0-9a-f]{32}:\d+\x00")
+
+
 def render(name: str, context: dict[str, Any]) -> str:
-    text = environment().get_template(name).render(**context)
-    # Drop the blank lines that template tags leave behind, so the SQL reads cleanly.
-    return "\n".join(line for line in text.splitlines() if line.strip()) + "\n"
+    """The template `name` rendered with `context`, without the blank lines its tags leave;
+    every value the context puts in comes out byte for byte (see _hold_value).
+
+    >>> render("reports/done_periods.sql.j2", {"table": '"r\\n\\nx"'}).count('"r\\n\\nx"')
+    1
+    """
+    # NUL cannot occur in a name or literal (identifiers.py refuses it): the placeholders can
+    # never be confused with a value's own text
+    prefix = f"\x00{uuid.uuid4().hex}:"
+    values: list[str] = []
+    token = _HELD.set((prefix, values))
+    try:
+        text = environment().get_template(name).render(**context)
+    finally:
+        _HELD.reset(token)
+    # Drop the blank lines that template tags leave behind, so the SQL reads cleanly; the
+    # template text has only \n line breaks.
+    lines = [line for line in text.split("\n") if line.strip(" \t")]
+    cleaned = "\n".join(lines) + "\n"
+    restored = re.sub(re.escape(prefix) + r"(\d+)\x00", lambda m: values[int(m.group(1))], cleaned)
+    if _ANY_PLACEHOLDER.search(restored):  # another render's (a cached template module's)
+        raise RuntimeError(f"sqlmetrics: a placeholder was left in the SQL of {name}")
+    return restored

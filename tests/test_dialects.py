@@ -19,8 +19,10 @@ from hypothesis import given, settings
 from strategies import FAST, cutoffs, eval_data
 
 import sqlmetrics
+from sqlmetrics.dialects import get as get_dialect
 
 OTHERS = ("spark", "postgres", "bigquery", "snowflake")
+NAMES = ("duckdb", *OTHERS)
 ALL_METRICS = metric_names([3, 10], "item_desc", True)
 AVERAGED = metric_names([3, 10], "average", False)
 
@@ -208,3 +210,35 @@ def test_every_engine_renders_the_same_formula(con):
     spark = per_user(sqlmetrics.sql(con, "recs", metrics, truth="truth", dialect="spark"))
     assert duck.replace("`", '"') == spark.replace("`", '"')
     assert "-- ndcg@10 = dcg@k / idcg@k" in duck
+
+
+HOSTILE_NAMES = [
+    "a`b", "``", "a\\`b", "a\\", "\\", "\\\\`", 'a"b', '""', "a'b", "a\\'b", "a\\nb", "a\nb", "a\rb",
+    "a\r\nb", "a\tb", "\x0b\x0c\x1c\x85", "é 😀 \u2028\u2029", "x` FROM y --", "x' OR 1=1 --",
+]
+
+
+@pytest.mark.parametrize("dialect", sorted(NAMES))
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_quoted_names_and_text_round_trip_through_sqlglot(dialect, name):
+    """Each dialect's own tokenizer (sqlglot's) reads back exactly the name or the text given:
+    BigQuery escapes with backslashes inside backticks, the others double the quote."""
+    d = get_dialect(dialect)
+    tree = sqlglot.parse_one(f"SELECT {d.quote_string(name)} AS {d.quote_identifier(name)}", read=dialect)
+    (column,) = tree.expressions
+    assert column.args["alias"].this == name
+    assert column.this.is_string and column.this.this == name
+
+
+@pytest.mark.parametrize("dialect", OTHERS)
+def test_hostile_table_and_column_names_in_a_whole_statement(dialect):
+    for name in HOSTILE_NAMES:
+        recs = (f"s.{name}", {name: "BIGINT", "item_id": "VARCHAR", "score": "DOUBLE"})
+        truth = (f"{name}t", {name: "BIGINT", "item_id": "VARCHAR", "event": "VARCHAR"})
+        text = sqlmetrics.sql(None, recs, ["ndcg@10"], truth=truth, user=name, action="event",
+                              relevance={name: 2}, dialect=dialect)
+        tree = sqlglot.parse_one(text, read=dialect)
+        tables = {(t.db, t.name) for t in tree.find_all(sqlglot.exp.Table)}
+        assert {("s", name), ("", f"{name}t")} <= tables
+        assert name in {c.name for c in tree.find_all(sqlglot.exp.Column)}
+        assert name in {lit.this for lit in tree.find_all(sqlglot.exp.Literal) if lit.is_string}

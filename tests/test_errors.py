@@ -254,3 +254,29 @@ def test_unsupported_input_type(con):
 def test_by_column_that_is_the_score(con):
     with pytest.raises(sqlmetrics.ConventionError, match="already"):
         evaluate(con, by="score")
+
+
+@pytest.mark.parametrize(
+    "by, per_user, clash",
+    [
+        ("users", False, "the count of users"),
+        ("USERS", False, "the count of users"),
+        ("ndcg@10", False, "the metric 'ndcg@10'"),
+        ("NDCG@10", True, "the metric 'ndcg@10'"),
+    ],
+)
+def test_a_by_column_named_like_an_output_column(con, by, per_user, clash):
+    recs = RECS.append_column(by, pa.array(["x", "x", "y"]))
+    with pytest.raises(sqlmetrics.ConventionError, match=f"two columns named '{by}'.*{clash}"):
+        evaluate(con, recs=recs, by=by, per_user=per_user)
+
+
+def test_a_by_column_named_users_is_fine_per_user(con):
+    # per_user=True has no `users` column: the user column is named as in recs
+    recs = RECS.append_column("users", pa.array(["x", "x", "y"]))
+    got = evaluate(con, recs=recs, by="users", per_user=True, metrics=["precision@1"])
+    assert got.column_names == ["users", "user_id", "precision@1"]
+    assert got.to_pylist() == [
+        {"users": "x", "user_id": 1, "precision@1": 0.0},
+        {"users": "y", "user_id": 2, "precision@1": 1.0},
+    ]

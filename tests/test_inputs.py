@@ -288,3 +288,25 @@ def test_metric_functions(con):
         history = {"history": TRUTH} if sqlmetrics.METRICS[name].beyond else {}  # beyond accuracy
         out = function(con, RECS, truth=TRUTH, **history)
         assert out.num_rows == 1 and out.schema.names[0] == "users", name
+
+
+@pytest.mark.parametrize("make", [lambda o: o.table("recs"), lambda o: o.sql("SELECT * FROM recs")])
+def test_a_relation_of_another_connection_is_refused(con, make):
+    # both connections hold a table `recs`: the relation's SQL text would read con's
+    other = duckdb.connect()
+    for c, score in ((con, [0.9, 0.8, 0.7, 0.5, 0.6, 0.1]), (other, [0.1] * 6)):
+        c.register("frame", RECS.set_column(2, "score", pa.array(score)))
+        c.execute("CREATE TABLE recs AS SELECT * FROM frame")
+        c.unregister("frame")
+    with pytest.raises(sqlmetrics.UnknownTableError, match="recs: .*another .*connection"):
+        sqlmetrics.evaluate(con, make(other), METRICS, truth=TRUTH)
+    with pytest.raises(sqlmetrics.UnknownTableError, match="truth: .*another .*connection"):
+        sqlmetrics.evaluate(con, "recs", METRICS, truth=other.table("recs"))
+    relation = make(other)
+    other.close()
+    with pytest.raises(sqlmetrics.UnknownTableError, match="closed"):
+        sqlmetrics.evaluate(con, relation, METRICS, truth=TRUTH)
+    # a relation of con itself is read as before
+    assert sqlmetrics.evaluate(con, make(con), METRICS, truth=TRUTH) == sqlmetrics.evaluate(
+        con, "recs", METRICS, truth=TRUTH
+    )

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import fnmatch
+import re
+import uuid
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from ..run import run
-from ..sources import Registrations, Source, resolve
+from ..errors import UnknownTableError
+from ..run import input_problem, problem_error, run
+from ..sources import UNREADABLE, Registrations, Source, first_line, resolve
+
+_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 
 
 class DuckDBEngine:
@@ -17,12 +23,79 @@ class DuckDBEngine:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.registrations = Registrations(con)
+        self.files: list[tuple[str, Source]] = []  # (role, source) of each file input
+        self.problem_function: str | None = None
+        self.problems: list[str] = []
+
+    def report_problems_to_python(self) -> str:
+        """The name of a function for the statement's input_check to call with the problem it
+        found instead of error(): an error aborts the caller's open transaction (and its work
+        with it), so the statement lets no row through and run() raises in Python."""
+        if self.problem_function is None:
+            name = f"__sqlmetrics_problem_{uuid.uuid4().hex}"
+            self.con.create_function(name, self._record, ["VARCHAR"], "BOOLEAN", side_effects=True)
+            self.problem_function = name
+        return self.problem_function
+
+    def _record(self, problem: str) -> bool:
+        self.problems.append(problem)
+        return False  # input_check.ok: no row passes
 
     def resolve(self, obj: Any, role: str) -> Source:
-        return resolve(self.con, obj, role, self.registrations)
+        source = resolve(self.con, obj, role, self.registrations)
+        if source.path is not None:
+            self.files.append((role, source))
+        return source
 
     def run(self, sql: str) -> pa.Table:
-        return run(self.con, sql)
+        self.problems.clear()
+        try:
+            result = run(self.con, sql)
+        except duckdb.Error as exc:
+            if self.problems:
+                # the bad input also broke a later step (a NaN feature in a sum, say): the
+                # input's problem is the one to report, but the error has aborted an open
+                # transaction
+                raise problem_error(self._problem() + self._aborted_note()) from None
+            if not isinstance(exc, UNREADABLE):
+                raise
+            # a file of a glob that the first look did not open: corrupt, or with columns
+            # that disagree with the others'
+            found = self._file_named_in(str(exc))
+            if found is None:
+                raise
+            role, source = found
+            raise UnknownTableError(
+                f"{role}: cannot read {source.path!r}: {first_line(exc)}{self._aborted_note()}"
+            ) from None
+        if self.problems:
+            raise problem_error(self._problem())
+        return result
+
+    def _problem(self) -> str:
+        return input_problem(min(self.problems)) or min(self.problems)
+
+    def _aborted_note(self) -> str:
+        try:
+            self.con.execute("SELECT 1").fetchall()
+        except duckdb.Error:
+            return " (DuckDB stopped on it, which aborted the open transaction: roll it back)"
+        return ""
+
+    def _file_named_in(self, message: str) -> tuple[str, Source] | None:
+        quoted = [a or b for a, b in _QUOTED.findall(message)]
+        for role, source in self.files:
+            if any(p == source.path or fnmatch.fnmatchcase(p, source.path) for p in quoted):
+                return role, source
+        if len(self.files) == 1 and "file" in message.lower():
+            return self.files[0]
+        return None
 
     def release(self) -> None:
         self.registrations.release()
+        if self.problem_function is not None:
+            try:
+                self.con.remove_function(self.problem_function)
+            except duckdb.Error:  # the connection may be closed
+                pass
+            self.problem_function = None

@@ -11,8 +11,9 @@ table under a unique name for the one query and dropped afterwards.
 
 Transactions: ADBC connections start with autocommit off, so everything runs inside the
 connection's open transaction and leaves nothing behind. When the statement fails (bad
-input data, a missing permission), PostgreSQL has aborted that transaction already: sqlmetrics
-rolls it back, so that the connection is usable again."""
+input data, a missing permission), PostgreSQL has aborted that transaction already, and the
+ADBC driver runs nothing more on it (a savepoint cannot be rolled back to): sqlmetrics rolls it
+back, so that the connection is usable again, and its error says that this happened."""
 
 from __future__ import annotations
 
@@ -144,7 +145,17 @@ class PostgresEngine:
             # ERROR:  invalid input syntax for type integer: "sqlmetrics: <problem>"
             problem = problem[:-1] if problem.endswith('"') else problem
             error = DuplicateRowError if " duplicate " in problem else InvalidDataError
-            raise error(problem) from None
+            raise error(problem + self._aborted_note()) from None
+
+    def _aborted_note(self) -> str:
+        """PostgreSQL aborts the open transaction on any error, and the ADBC driver then runs
+        nothing (not even ROLLBACK TO SAVEPOINT) before a full rollback: say so."""
+        if self.autocommit:
+            return ""
+        return (
+            " (PostgreSQL aborted the open transaction on it, and sqlmetrics rolled it back: "
+            "work not yet committed on this connection is lost)"
+        )
 
     def release(self) -> None:
         """Drop the temporary tables; after a failed statement, roll the aborted transaction

@@ -1,0 +1,58 @@
+"""PostgreSQL aborts a transaction on any error, and the ADBC driver then runs nothing on it
+but a full rollback (a savepoint cannot be rolled back to): an input error inside the caller's
+open transaction says that this happened (issue 17, item 4); with autocommit there is nothing
+to lose and nothing is said. Starts its own throwaway server, like tests/test_postgres.py."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from cross_engine import BAD_RECS
+from engines import postgres_server, unavailable
+
+import sqlmetrics
+
+TRUTH = pa.table({"user_id": [1, 2], "item_id": ["a", "b"], "relevance": [1, 1]})
+
+
+@pytest.fixture(scope="module")
+def pg_uri():
+    try:
+        import adbc_driver_postgresql.dbapi  # noqa: F401
+    except ImportError:
+        unavailable("adbc-driver-postgresql is not installed: pip install -e '.[postgres]'")
+    with postgres_server() as uri:
+        yield uri
+
+
+def _rows(con, sql):
+    with con.cursor() as cur:
+        cur.execute(sql)
+        return cur.fetchall()
+
+
+def _execute(con, sql):
+    with con.cursor() as cur:
+        cur.execute(sql)
+
+
+@pytest.mark.parametrize(("recs", "error", "message"), BAD_RECS[:2] + BAD_RECS[-1:])
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_an_input_error_says_what_became_of_the_transaction(pg_uri, recs, error, message, autocommit):
+    import adbc_driver_postgresql.dbapi
+
+    with adbc_driver_postgresql.dbapi.connect(pg_uri, autocommit=autocommit) as con:
+        _execute(con, "CREATE TEMPORARY TABLE work (x integer)")
+        _execute(con, "INSERT INTO work VALUES (1)")
+        with pytest.raises(error, match=message.rstrip("$")) as raised:
+            sqlmetrics.evaluate(con, recs, ["ndcg@3"], truth=TRUTH)
+        said = "aborted the open transaction" in str(raised.value)
+        assert said is (not autocommit)
+        # the connection is usable; the work survived exactly when nothing was said
+        _execute(con, "CREATE TEMPORARY TABLE IF NOT EXISTS work (x integer)")
+        assert _rows(con, "SELECT count(*) FROM work") == [(0 if said else 1,)]
+        # a missing table is found without a failing statement: the work survives
+        _execute(con, "INSERT INTO work VALUES (2)")
+        with pytest.raises(sqlmetrics.UnknownTableError):
+            sqlmetrics.evaluate(con, "no_such_table", ["ndcg@3"], truth=TRUTH)
+        assert _rows(con, "SELECT count(*) FROM work WHERE x = 2") == [(1,)]
