@@ -7,6 +7,7 @@ sqlmetrics.evaluate(con, "recs", ["ndcg@10", "map@10"], truth="purchases", by="m
 """
 
 from .api import evaluate, sql
+from .compare import compare
 from .errors import (
     ColumnTypeError,
     ConventionError,
@@ -51,6 +52,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "evaluate",
+    "compare",
     "sql",
     "read_run",
     "read_qrels",
