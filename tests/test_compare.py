@@ -287,3 +287,33 @@ def test_missing_scipy_names_the_extra(data, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_scipy)
     with pytest.raises(sqlmetrics.SqlMetricsError, match=r"pip install 'sqlmetrics\[stats\]'"):
         sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A")
+
+
+@pytest.mark.parametrize("by", [None, "model"])
+def test_evaluate_confidence_intervals(data, by):
+    con, recs, truth, values = data
+    if by is None:  # one model's lists, without the column
+        recs = recs.filter(pa.compute.equal(recs.column("model"), "A")).drop_columns(["model"])
+    plain = sqlmetrics.evaluate(con, recs, METRICS, truth=truth, by=by)
+    out = sqlmetrics.evaluate(con, recs, METRICS, truth=truth, by=by, confidence=0.9)
+    names = (["model"] if by else []) + ["users"]
+    for m in METRICS:
+        names += [m, f"{m}_ci_low", f"{m}_ci_high"]
+    assert out.column_names == names
+    for column in plain.column_names:  # the means are evaluate()'s, to the bit
+        assert out.column(column).to_pylist() == plain.column(column).to_pylist()
+    for r in out.to_pylist():
+        models = [r["model"]] if by else ["A"]
+        for m in METRICS:
+            x = np.array([v[m] for model in models for v in values[model].values()])
+            ci = scipy.stats.t.interval(0.9, len(x) - 1, loc=x.mean(), scale=scipy.stats.sem(x))
+            assert (r[f"{m}_ci_low"], r[f"{m}_ci_high"]) == pytest.approx(ci, abs=1e-12)
+
+
+def test_evaluate_confidence_refusals(data):
+    con, recs, truth, _ = data
+    for options in ({"per_user": True}, {"partitions": 2}, {"confidence": 2}):
+        with pytest.raises(sqlmetrics.ConventionError):
+            sqlmetrics.evaluate(con, recs, METRICS, truth=truth, **{"confidence": 0.95, **options})
+    with pytest.raises(sqlmetrics.ConventionError, match="confidence"):
+        sqlmetrics.sql(con, "t", METRICS, confidence=0.95)
