@@ -46,9 +46,16 @@ def quantize(d: np.ndarray) -> np.ndarray:
     return (np.sign(d) * np.floor(np.abs(d) * 2.0**32 + 0.5)).astype(np.int64)
 
 
+def sign_bits(units, seed: int, replicates: int) -> np.ndarray:
+    """Bit j of h(u, b) is the sign bit of replicate 32 (b - 1) + j + 1."""
+    blocks = draws(units, seed, (replicates + 31) // 32)  # h(u, b), b = 1 .. blocks
+    bits = (blocks[:, None, :] >> np.arange(32, dtype=np.uint64)[None, :, None]) & np.uint64(1)
+    return bits.reshape(-1, len(units))[:replicates]
+
+
 def randomization_p(units, d, seed: int, replicates: int) -> float:
     q = quantize(np.asarray(d, dtype=float))
-    signs = np.where(draws(units, seed, replicates) < 2**31, 1, -1)
+    signs = np.where(sign_bits(units, seed, replicates) == 0, 1, -1)
     t = (signs * q[None, :]).sum(axis=1)
     return (1 + np.count_nonzero(np.abs(t) >= abs(q.sum()))) / (1 + replicates)
 

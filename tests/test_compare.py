@@ -148,7 +148,8 @@ def test_replicates_against_numpy_reference(data, test):
             assert r["ci_high"] == pytest.approx(hi, abs=1e-12)
 
 
-def test_same_seed_same_result_on_any_thread_count(data):
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+def test_same_seed_same_result_on_any_thread_count(data, test):
     _, recs, truth, _ = data
     results = []
     for threads in (1, 2):
@@ -156,7 +157,7 @@ def test_same_seed_same_result_on_any_thread_count(data):
         con.execute(f"SET threads = {threads}")
         results.append(
             sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A",
-                               test="bootstrap", replicates=300, seed=3).to_pylist()
+                               test=test, replicates=300, seed=3).to_pylist()
         )  # fmt: skip
     assert results[0] == results[1]
 
@@ -164,7 +165,7 @@ def test_same_seed_same_result_on_any_thread_count(data):
 def test_hash_draws_are_fair():
     # signs and Poisson weights of the reference draws (the same as the SQL's, see above)
     h = ref.draws(range(2000), 0, 200)
-    signs = h < 2**31
+    signs = ref.sign_bits(range(2000), 0, 200).astype(bool)
     assert abs(signs.mean() - 0.5) < 0.01
     # replicates are not copies of each other: correlation of signs between replicates ~ 0
     c = np.corrcoef(signs[:50].astype(float))
