@@ -318,3 +318,45 @@ def test_evaluate_confidence_refusals(data):
             sqlmetrics.evaluate(con, recs, METRICS, truth=truth, **{"confidence": 0.95, **options})
     with pytest.raises(sqlmetrics.ConventionError, match="confidence"):
         sqlmetrics.sql(con, "t", METRICS, confidence=0.95)
+
+
+@st.composite
+def two_systems(draw):
+    """Random lists of two systems A and B for 2..12 users (B's its own, or A's copy), and truth."""
+    users = draw(st.integers(2, 12))
+    same = draw(st.booleans())
+    rows = {"model": [], "user_id": [], "item_id": [], "score": []}
+    truth = {"user_id": [], "item_id": [], "relevance": []}
+    for u in range(users):
+        lists = {}
+        lists["A"] = draw(st.lists(st.integers(0, 9), min_size=1, max_size=5, unique=True))
+        other = st.lists(st.integers(0, 9), min_size=1, max_size=5, unique=True)
+        lists["B"] = lists["A"] if same else draw(other)
+        for model, items in lists.items():
+            for rank, item in enumerate(items):
+                rows["model"].append(model)
+                rows["user_id"].append(u)
+                rows["item_id"].append(item)
+                rows["score"].append(float(10 - rank))
+        for item in draw(st.lists(st.integers(0, 9), min_size=1, max_size=3, unique=True)):
+            truth["user_id"].append(u)
+            truth["item_id"].append(item)
+            truth["relevance"].append(draw(st.integers(1, 3)))
+    return pa.table(rows), pa.table(truth), same
+
+
+@given(two_systems(), st.sampled_from(["t", "wilcoxon", "randomization", "bootstrap"]))
+@settings(max_examples=12, deadline=None)
+def test_invariants_on_random_systems(systems, test):
+    recs, truth, same = systems
+    con = duckdb.connect()
+    kw = {"truth": truth, "by": "model", "test": test, "replicates": 64, "seed": 1}
+    ab = sqlmetrics.compare(con, recs, METRICS, baseline="A", **kw).to_pylist()
+    ba = sqlmetrics.compare(con, recs, METRICS, baseline="B", **kw).to_pylist()
+    for r, s in zip(ab, ba, strict=True):
+        assert r["delta"] == -s["delta"] and (r["wins"], r["losses"]) == (s["losses"], s["wins"])
+        assert r["p_value"] == pytest.approx(s["p_value"], abs=1e-12)
+        if r["ci_low"] is not None:
+            assert (r["ci_low"], r["ci_high"]) == pytest.approx((-s["ci_high"], -s["ci_low"]), abs=1e-12)
+        if same:
+            assert r["delta"] == 0 and r["ties"] == r["users"] and r["p_value"] == 1
