@@ -8,6 +8,7 @@ loops over units.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 from .errors import MissingExtraError
@@ -90,8 +91,9 @@ def percentile(replicates: int, q: float, below: float | None, above: float | No
     """numpy.quantile's 'linear' percentile from the two order statistics around it."""
     if not replicates or below is None:
         return None
-    h = (replicates - 1) * q
-    fraction = h - math.floor(h)
+    # the position as the SQL computes it: q's literal times an integer, in exact decimals
+    h = (replicates - 1) * Decimal(repr(q))
+    fraction = float(h - math.floor(h))
     if above is None or fraction == 0:
         return below
     return below + fraction * (above - below)
