@@ -7,6 +7,7 @@ sqlmetrics.evaluate(con, "recs", ["ndcg@10", "map@10"], truth="purchases", by="m
 """
 
 from .api import evaluate, sql
+from .compare import compare
 from .errors import (
     ColumnTypeError,
     ConventionError,
@@ -14,6 +15,7 @@ from .errors import (
     InvalidCutoffError,
     InvalidDataError,
     MissingColumnError,
+    MissingExtraError,
     OutOfMemoryError,
     SqlMetricsError,
     UnknownMetricError,
@@ -51,6 +53,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "evaluate",
+    "compare",
     "sql",
     "read_run",
     "read_qrels",
@@ -85,6 +88,7 @@ __all__ = [
     "MissingColumnError",
     "ColumnTypeError",
     "InvalidDataError",
+    "MissingExtraError",
     "DuplicateRowError",
     "UnsupportedError",
     "OutOfMemoryError",

@@ -9,6 +9,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from . import intervals
+from .columns import find_column
 from .conventions import Conventions
 from .dialects import from_item
 from .dialects import get as get_dialect
@@ -143,6 +145,7 @@ def evaluate(
     features: str = "features",
     partitions: int = 1,
     progress: bool = False,
+    confidence: float | None = None,
 ) -> pa.Table:
     """Evaluate ranking metrics inside DuckDB, in one SQL statement, and return Arrow.
 
@@ -161,6 +164,8 @@ def evaluate(
     partitions: evaluate the users in this many hash partitions, one statement each (DuckDB
     only), for logs with more users than memory_limit holds; the numbers are the same to the
     last bit. progress: with partitions, one progress line per partition on stderr.
+    confidence: e.g. 0.95 adds <metric>_ci_low and <metric>_ci_high after each mean, its t
+    interval over the users (needs scipy: pip install 'sqlmetrics[stats]').
     Returns one row per group of `by` with the group columns, `users` (how many users each mean
     is over) and one float64 column per metric, named as requested; with per_user=True, one row
     per (group, user) instead. The conventions' defaults reproduce trec_eval's numbers (trec_eval
@@ -206,7 +211,16 @@ def evaluate(
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
         partitions = check_partitions(partitions, engine.dialect, context)
+        if confidence is not None:
+            intervals.check(confidence, per_user, partitions)
         try:
+            if confidence is not None:
+                labels = [m.label for m in parse_metrics(metrics)]
+                names = [by] if isinstance(by, str) else list(by or [])
+                names = [find_column(recs_source, name, "recs", "by") for name in names]
+                return intervals.evaluate_with_intervals(
+                    engine, template, context, confidence, labels, names
+                )
             if partitions == 1:
                 return engine.run(render(template, context))
             return evaluate_in_partitions(engine, template, context, partitions, progress)
@@ -263,6 +277,11 @@ def sql(
                 "is an option of evaluate() only"
             )
         del options["progress"]
+        if options.pop("confidence") is not None:
+            raise ConventionError(
+                "sql() returns the statement of the means; confidence= is an option of "
+                "evaluate() (and compare())"
+            )
         template, context, recs_source, truth_source, others = _prepare(
             engine, recs, metrics, dialect=dialect, **options
         )

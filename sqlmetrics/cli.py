@@ -298,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     report.add_argument("-q", "--quiet", action="store_true", help="no progress and no results table")
     report.set_defaults(handler=_report)
+    from . import compare_cli  # `sqlmetrics compare` lives in its own module
+
+    compare_cli.register(commands, _add_evaluation_options)
     return parser
 
 

@@ -47,6 +47,17 @@ class UnsupportedError(SqlMetricsError):
     """A metric, input or connection that the chosen engine or SQL dialect does not support."""
 
 
+class MissingExtraError(SqlMetricsError):
+    """An optional dependency that the requested computation needs is not installed."""
+
+    @classmethod
+    def scipy(cls, what: str) -> MissingExtraError:
+        return cls(
+            f"{what} needs scipy's distribution functions, which are not installed: "
+            "pip install 'sqlmetrics[stats]'"
+        )
+
+
 class OutOfMemoryError(duckdb.OutOfMemoryException):
     """DuckDB ran out of memory; the message says how partitions=N avoids it. Still a
     duckdb.OutOfMemoryException, so code that catches DuckDB's own keeps working."""

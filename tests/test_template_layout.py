@@ -44,7 +44,8 @@ def test_engine_overrides_are_building_blocks_only():
 
 
 def test_every_dialect_spells_the_same_building_blocks():
-    dialects = {p.stem.split(".")[0]: set(MACRO.findall(p.read_text())) for p in (template_dir() / "dialects").glob("*.sql.j2")}
+    folder = template_dir() / "dialects"
+    dialects = {p.stem.split(".")[0]: set(MACRO.findall(p.read_text())) for p in folder.glob("*.sql.j2")}
     assert set(dialects) == {"duckdb", "spark", "postgres", "bigquery", "snowflake"}
     blocks = dialects["duckdb"]
     for name, macros in dialects.items():

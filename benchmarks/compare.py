@@ -1,0 +1,105 @@
+"""Benchmark sqlmetrics.compare(): N paired users x 2 systems x 5 metrics, each test, and the
+replicate stage's cost per (unit, replicate) row, extrapolated to the issue's target
+(1M users, 10,000 replicates).
+
+    python benchmarks/compare.py --users 20000 --replicates 1000      # a few seconds per test
+    python benchmarks/compare.py --users 100000 --replicates 2000 --threads 2
+
+Data (DuckDB tables of one connection, deterministic): recs has 10 items per (model, user)
+out of 200, scores from DuckDB's hash of (model, user, item); truth has 3 items per user with
+grades 1..3. Times exclude importing scipy.stats (once per process, 1 to 6 s here).
+Each measurement runs in a child process (--child) that reports its wall time, CPU
+time and its own peak RSS (VmHWM), so one test's memory does not hide another's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+METRICS = ["ndcg@10", "recall@10", "precision@5", "map@10", "mrr@10"]
+
+DATA = """
+CREATE TABLE recs AS
+SELECT m AS model, u AS user_id, i AS item_id,
+       (hash(m, u, i) % 1000003) / 1000003.0 + CASE WHEN m = 'B' AND i % 7 = 0 THEN 0.05 ELSE 0 END AS score
+FROM (SELECT unnest(['A', 'B']) AS m) CROSS JOIN range({users}) AS t(u)
+CROSS JOIN (SELECT unnest(range(10)) AS k) CROSS JOIN LATERAL (SELECT (u * 7 + k * 13) % 200 AS i);
+CREATE TABLE truth AS
+SELECT u AS user_id, (u * 7 + k * 29) % 200 AS item_id, 1 + (hash(u, k) % 3) AS relevance
+FROM range({users}) AS t(u) CROSS JOIN (SELECT unnest(range(3)) AS k);
+"""
+
+
+def child(args: argparse.Namespace) -> None:
+    import duckdb
+    import scipy.stats  # noqa: F401  (imported once per process: 1-6 s, not the comparison's cost)
+
+    import sqlmetrics
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = {args.threads}")
+    con.execute(DATA.format(users=args.users))
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    if args.test == "evaluate":
+        sqlmetrics.evaluate(con, "recs", METRICS, truth="truth", by="model", per_user=True)
+    else:
+        sqlmetrics.compare(con, "recs", METRICS, truth="truth", by="model", baseline="A",
+                           test=args.test, replicates=args.replicates)  # fmt: skip
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    with open("/proc/self/status") as f:
+        hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+    print(json.dumps({"wall": wall, "cpu": cpu, "peak_mb": hwm / 1024}))
+
+
+def measure(args: argparse.Namespace, test: str) -> dict:
+    cmd = [sys.executable, __file__, "--child", "--test", test, "--users", str(args.users),
+           "--replicates", str(args.replicates), "--threads", str(args.threads)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--users", type=int, default=20_000)
+    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--test", default="all")
+    parser.add_argument("--child", action="store_true")
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    tests = ["evaluate", "t", "wilcoxon", "randomization", "bootstrap"]
+    tests = tests if args.test == "all" else [args.test]
+    print(f"{args.users} paired users x 2 systems x {len(METRICS)} metrics, "
+          f"{args.replicates} replicates, {args.threads} threads")  # fmt: skip
+    results = {t: measure(args, t) for t in tests}
+    for test, r in results.items():
+        print(f"  {test:14s} {r['wall']:7.2f} s wall  {r['cpu']:7.2f} s cpu  "
+              f"{r['peak_mb']:7.0f} MB peak")  # fmt: skip
+    # the replicate stage grows with units x replicates; the rest with units (a cross join of
+    # the paired units and the replicates, streamed into one small aggregate)
+    target = 1_000_000 * 10_000
+    rows = args.users * args.replicates
+    for test in ("randomization", "bootstrap"):
+        if test in results and "t" in results:
+            wall = (results[test]["wall"] - results["t"]["wall"]) / rows
+            cpu = (results[test]["cpu"] - results["t"]["cpu"]) / rows
+            scale = 1_000_000 / args.users
+            ideal = (cpu * target + results["t"]["cpu"] * scale) / args.threads
+            observed = wall * target + results["t"]["wall"] * scale
+            print(f"  {test}: {wall * 1e9:.0f} ns wall, {cpu * 1e9:.0f} ns cpu per (unit, replicate) row "
+                  f"beyond test='t'; extrapolated to 1M units x 10,000 replicates: {ideal:.0f} s on "
+                  f"{args.threads} idle cores (cpu / cores), {observed:.0f} s at this run's wall time")
+
+
+if __name__ == "__main__":
+    main()

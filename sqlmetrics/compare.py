@@ -1,0 +1,282 @@
+"""compare(): every system (a value of `by`) against a baseline, paired per unit, with a
+confidence interval of the difference and a significance test, in one SQL statement.
+
+The per-unit values are evaluate(per_user=True)'s own statement, embedded unchanged as the
+first CTE of sql/compare/compare.sql.j2; the rest of the SQL pairs, sums, ranks and draws
+replicates; sqlmetrics/significance.py turns the sums into p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from numbers import Real
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from . import columns as col
+from . import corrections, significance
+from .api import Input, _prepare
+from .dialects import get as get_dialect
+from .draws import digit_places, poisson_thresholds
+from .engines import for_connection
+from .errors import ConventionError, OutOfMemoryError, SqlMetricsError
+from .metric_names import parse_metrics
+from .templates import render
+
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+OUTPUT = (
+    "metric", "users", "baseline_mean", "mean", "delta", "relative_delta", "ci_low", "ci_high",
+    "p_value", "p_adjusted", "effect_size", "wins", "ties", "losses",
+    "unpaired_system", "unpaired_baseline",
+)  # fmt: skip
+
+
+def compare(
+    con: Any,
+    recs: Input,
+    metrics: str | Sequence[str],
+    *,
+    truth: Input | None = None,
+    by: str | Sequence[str],
+    baseline: Any,
+    test: str = "t",
+    confidence: float = 0.95,
+    correction: str | None = "holm",
+    replicates: int = 10_000,
+    seed: int = 0,
+    within: str | Sequence[str] | None = None,
+    user: str = "user_id",
+    item: str = "item_id",
+    score: str = "score",
+    rank: str | None = None,
+    relevance: str | Mapping[str, float] | None = None,
+    action: str | None = None,
+    ties: str = "item_desc",
+    threshold: float = 1,
+    gain: str = "linear",
+    empty: str = "zero",
+    missing: str = "skip",
+    ap_denominator: str = "relevant",
+    duplicates: str = "top_k",
+    history: Input | None = None,
+    catalog: Input | None = None,
+    item_features: Input | None = None,
+    features: str = "features",
+) -> pa.Table:
+    """Compare every system (each value of `by`) with `baseline`, paired per unit (user).
+
+    The units of a system and of the baseline are paired where both have a value of a metric
+    (evaluate(per_user=True)'s values; with missing="zero" a truth unit absent from a system's
+    lists is paired with 0). test: "t" (paired Student t, t interval), "wilcoxon" (signed
+    rank, t interval), "randomization" (paired sign flips, t interval) or "bootstrap" (paired
+    Poisson bootstrap: percentile interval and p); the last two draw `replicates` replicates
+    in SQL from a hash of (seed, replicate, unit). correction ("holm", "bonferroni", "bh",
+    None) adjusts the p-values of all rows together. within: further columns to compare
+    inside each of their segments separately. Every other keyword is evaluate()'s.
+
+    Returns one row per (segment, system, metric): the within and by columns, metric, users
+    (paired units), baseline_mean, mean, delta, relative_delta, ci_low, ci_high, p_value,
+    p_adjusted, effect_size, wins, ties, losses, unpaired_system, unpaired_baseline.
+
+    >>> import duckdb, pyarrow as pa, sqlmetrics
+    >>> recs = pa.table({"model": ["A", "A", "B", "B", "A", "B"], "user_id": [1, 1, 1, 1, 2, 2],
+    ...                  "item_id": ["a", "b", "a", "b", "c", "c"], "score": [2, 1, 1, 2, 1, 1]})
+    >>> truth = pa.table({"user_id": [1, 2], "item_id": ["a", "c"]})
+    >>> row = sqlmetrics.compare(duckdb.connect(), recs, "mrr@2", truth=truth, by="model",
+    ...                          baseline="A").to_pylist()[0]
+    >>> [row[c] for c in ("model", "users", "baseline_mean", "mean", "delta", "wins", "ties", "losses")]
+    ['B', 2, 1.0, 0.75, -0.25, 0, 1, 1]
+    """
+    if test not in TESTS:
+        raise ConventionError(f"test={test!r} is not one of {', '.join(map(repr, TESTS))}")
+    corrections.check(correction)
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
+        raise ConventionError(
+            f"confidence must be a number between 0 and 1, got {confidence!r}"
+        )
+    for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    systems = [by] if isinstance(by, str) else list(by or [])
+    segments = [within] if isinstance(within, str) else list(within or [])
+    if not systems:
+        raise ConventionError("by= names the column(s) whose values are the systems compared")
+    baselines = tuple(baseline) if isinstance(baseline, tuple) else (baseline,)
+    if len(baselines) != len(systems):
+        raise ConventionError(
+            f"baseline={baseline!r} gives {len(baselines)} value(s) for the {len(systems)} by "
+            "column(s); give a tuple with one value per column"
+        )
+    if test != "bootstrap":  # the t distribution (intervals, p) and the normal (wilcoxon)
+        significance.scipy_stats(f"test={test!r}")
+    requested = parse_metrics(metrics)
+
+    engine = for_connection(con, describe_only=False)
+    try:
+        template, context, recs_source, _, _ = _prepare(
+            engine, recs, metrics, truth=truth, by=segments + systems, per_user=True, user=user,
+            item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
+            threshold=threshold, gain=gain, empty=empty, missing=missing,
+            ap_denominator=ap_denominator, duplicates=duplicates, history=history,
+            catalog=catalog, item_features=item_features, features=features,
+        )  # fmt: skip
+        dialect = get_dialect(context["dialect"])
+        groups = context["groups"]
+        quantiles = [("lo", repr((1 - confidence) / 2)), ("hi", repr((1 + confidence) / 2))]
+        compare_context = {
+            "dialect": dialect.name,
+            "per_user_sql": render(template, context).rstrip("\n"),
+            "within": [
+                {"alias": f"_w{i}", "name": g["name"], "is_text": g["is_text"]}
+                for i, g in enumerate(groups[: len(segments)])
+            ],
+            "systems": [
+                {
+                    "alias": f"_s{i}",
+                    "name": g["name"],
+                    "is_text": g["is_text"],
+                    "baseline": _literal(dialect, recs_source, name, value),
+                }
+                for i, (g, name, value) in enumerate(
+                    zip(groups[len(segments) :], systems, baselines, strict=True)
+                )
+            ],
+            "user": context["user_name"],
+            "metrics": [{"column": dialect.quote_identifier(m.label)} for m in requested],
+            "test": test,
+            "replicates": replicates,
+            "seed": seed,
+            "digit_places": digit_places(replicates),
+            "poisson_thresholds": poisson_thresholds(),
+            "quantiles": quantiles,
+            "small_sample": significance.SMALL_SAMPLE,
+        }
+        text = render("compare/compare.sql.j2", compare_context)
+        try:
+            result = engine.run(text)
+        except duckdb.OutOfMemoryException as exc:
+            raise OutOfMemoryError.hint(exc, 1) from None
+    finally:
+        engine.release()
+    return _table(result, requested, segments, systems, baselines, test, confidence, correction)
+
+
+def _literal(dialect, recs_source, name: str, value: Any) -> str | None:
+    """The baseline value of one by column as a SQL literal of its type (None: IS NULL)."""
+    if value is None:
+        return None
+    column = col.find_column(recs_source, name, "recs", "by")
+    family = col.type_family(recs_source.type_of(column))
+    if isinstance(value, str):
+        if family != "text":
+            raise ConventionError(
+                f"baseline={value!r} is text, but the by column {column!r} is "
+                f"{recs_source.type_of(column)}; give the baseline as a value of that type"
+            )
+        return dialect.quote_string(value)
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise ConventionError(f"baseline={value!r}: give a string, a finite number or None")
+    if family == "text" or not col.is_numeric(recs_source.type_of(column)):
+        raise ConventionError(
+            f"baseline={value!r} is a number, but the by column {column!r} is "
+            f"{recs_source.type_of(column)}"
+        )
+    return str(int(value)) if isinstance(value, int) else repr(float(value))
+
+
+def _table(
+    result: pa.Table,
+    requested,
+    segments: list[str],
+    systems: list[str],
+    baselines: tuple,
+    test: str,
+    confidence: float,
+    correction: str | None,
+) -> pa.Table:
+    kind = result.column("_row_kind").to_pylist()
+    rows = result.filter(pa.array([k == 0 for k in kind])).to_pylist()
+    details: dict[tuple, list[float]] = {}
+    keys = [f"_w{i}" for i in range(len(segments))] + [f"_s{i}" for i in range(len(systems))]
+    for r in result.filter(pa.array([k == 1 for k in kind])).to_pylist():
+        details.setdefault((*[r[k] for k in keys], r["_k"]), []).append(r["_detail"])
+    if not rows:
+        raise SqlMetricsError(
+            f"no system to compare with baseline={_show(baselines)}: the by column(s) "
+            f"{', '.join(systems)} have no other value among the evaluated units"
+        )
+    if all(r["_baseline_units"] == 0 for r in rows):
+        raise SqlMetricsError(
+            f"baseline={_show(baselines)} is not a value of {', '.join(systems)} among the "
+            "evaluated units (of any segment)"
+        )
+    out: dict[str, list] = {name: [] for name in OUTPUT}
+    for r in rows:
+        n, k = r["_n"], r["_k"]
+        mean_d = r["_sum_d"] / n if n else None
+        ss = r["_ss"] or 0.0
+        ci: tuple[float | None, float | None] = (None, None)
+        if test == "bootstrap":
+            reps = r["_replicates"] or 0
+            p = significance.bootstrap(reps, r["_at_most_0"], r["_at_least_0"])
+            ci = (
+                significance.percentile(reps, float(_q(confidence, "lo")), r["_lo_a"], r["_lo_b"]),
+                significance.percentile(reps, float(_q(confidence, "hi")), r["_hi_a"], r["_hi_b"]),
+            )
+        else:
+            if n:
+                ci = significance.t_interval(n, mean_d, ss, confidence)
+            if test == "t":
+                p = significance.t_test(n, mean_d, ss) if n else None
+            elif test == "wilcoxon":
+                key = (*[r[c] for c in keys], k)
+                p = significance.wilcoxon(
+                    n, r["_nonzero"], r["_r_plus2"] or 0.0, r["_tie_term"] or 0.0, details.get(key, [])
+                )
+            else:
+                p = significance.randomization(r["_replicates"], r["_extreme"]) if n else None
+        base = r["_sum_y"] / n if n else None
+        sd = math.sqrt(ss / (n - 1)) if n and n > 1 else None
+        effect = None
+        if sd:
+            effect = mean_d / sd
+        elif sd == 0 and mean_d == 0:
+            effect = 0.0
+        out["metric"].append(requested[k].label)
+        out["users"].append(n)
+        out["baseline_mean"].append(base)
+        out["mean"].append(r["_sum_x"] / n if n else None)
+        out["delta"].append(mean_d)
+        out["relative_delta"].append(mean_d / base if n and base else None)
+        out["ci_low"].append(ci[0])
+        out["ci_high"].append(ci[1])
+        out["p_value"].append(p)
+        out["effect_size"].append(effect)
+        out["wins"].append(r["_wins"] or 0)
+        out["ties"].append(r["_ties"] or 0)
+        out["losses"].append(r["_losses"] or 0)
+        out["unpaired_system"].append(r["_system_units"] - n)
+        out["unpaired_baseline"].append(r["_baseline_units"] - n)
+    out["p_adjusted"] = corrections.adjust(out["p_value"], correction)
+    stats_rows = pa.array([k == 0 for k in kind])
+    columns = {
+        name: result.column(key).filter(stats_rows)
+        for name, key in zip(segments + systems, keys, strict=True)
+    }
+    counts = ("users", "wins", "ties", "losses", "unpaired_system", "unpaired_baseline")
+    types = {name: pa.int64() for name in counts}
+    types["metric"] = pa.string()
+    for name in OUTPUT:
+        columns[name] = pa.array(out[name], type=types.get(name, pa.float64()))
+    return pa.table(columns)
+
+
+def _q(confidence: float, which: str) -> float:
+    return (1 - confidence) / 2 if which == "lo" else (1 + confidence) / 2
+
+
+def _show(baselines: tuple) -> str:
+    return repr(baselines[0]) if len(baselines) == 1 else repr(baselines)

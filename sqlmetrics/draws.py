@@ -1,0 +1,32 @@
+"""The constants of the replicate draws (sql/compare/draws.sql.j2): rendered as integer
+literals, so every engine draws the same replicates from the same seed."""
+
+from __future__ import annotations
+
+from decimal import Decimal, getcontext
+from math import floor
+
+POISSON_MAX = 12  # weights 0..12; P(Poisson(1) > 11) is 1e-9, below the 2^-32 grid's reach
+
+
+def poisson_thresholds() -> list[int]:
+    """floor(F(j) * 2^32) for j = 0 .. POISSON_MAX - 1, F the Poisson(1) distribution function,
+    computed in 50-digit decimals (no platform's floating point decides a threshold).
+
+    >>> poisson_thresholds()[:3]
+    [1580030168, 3160060337, 3950075421]
+    """
+    getcontext().prec = 50
+    e_inv = Decimal(-1).exp()
+    out, term, total = [], e_inv, Decimal(0)
+    for j in range(POISSON_MAX):
+        if j:
+            term /= j
+        total += term
+        out.append(floor(total * 2**32))
+    return out
+
+
+def digit_places(replicates: int) -> int:
+    """How many decimal digits number the replicates 1..replicates (0..10^p - 1, plus one)."""
+    return max(1, len(str(replicates - 1)))

@@ -1,0 +1,98 @@
+"""`sqlmetrics compare`: the same numbers as sqlmetrics.compare(), in every format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import sqlmetrics
+from sqlmetrics.cli import main
+from tests.test_compare import make_data
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("compare")
+    recs, truth = make_data(80, seed=3)
+    arms = [{"A": 1, "B": 2, "C": 3}[m] for m in recs.column("model").to_pylist()]
+    recs = recs.append_column("arm", pa.array(arms))
+    pq.write_table(recs, folder / "recs.parquet")
+    pq.write_table(truth, folder / "truth.parquet")
+    expected = sqlmetrics.compare(
+        duckdb.connect(), recs, ["ndcg@10", "recall@5"], truth=truth, by="model", baseline="A"
+    )
+    return folder, expected
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_csv_and_json_equal_the_api(files, capsys):
+    folder, expected = files
+    common = [str(folder / "recs.parquet"), "--truth", str(folder / "truth.parquet"), "--by", "model",
+              "--baseline", "A", "--metrics", "ndcg@10,recall@5"]  # fmt: skip
+    status, out, err = run(capsys, "compare", *common, "--format", "csv")
+    assert status == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["model"] for r in rows] == expected.column("model").to_pylist()
+    for r, e in zip(rows, expected.to_pylist(), strict=True):
+        assert float(r["p_value"]) == pytest.approx(e["p_value"], rel=1e-12)
+        assert float(r["delta"]) == pytest.approx(e["delta"], rel=1e-12)
+    status, out, _ = run(capsys, "compare", *common, "--format", "json")
+    assert status == 0 and [r["p_adjusted"] for r in json.loads(out)] == pytest.approx(
+        expected.column("p_adjusted").to_pylist(), rel=1e-12
+    )
+    status, _, _ = run(capsys, "compare", *common, "-o", str(folder / "out.parquet"))
+    assert status == 0 and pq.read_table(folder / "out.parquet").equals(expected)
+
+
+def test_readable_table_marks_significant_rows(files, capsys):
+    folder, expected = files
+    status, out, _ = run(
+        capsys, "compare", str(folder / "recs.parquet"), "--truth", str(folder / "truth.parquet"),
+        "--by", "model", "--baseline", "A", "--metrics", "ndcg@10,recall@5",
+    )  # fmt: skip
+    assert status == 0
+    lines = out.splitlines()
+    body = lines[2 : 2 + expected.num_rows]
+    marks = [line.endswith("*") for line in body]
+    assert marks == [p < 0.05 for p in expected.column("p_adjusted").to_pylist()]
+    assert lines[-1] == "* p_adjusted < 0.05"
+
+
+def test_latex_and_numeric_baseline(files, capsys):
+    folder, expected = files
+    status, out, err = run(
+        capsys, "compare", str(folder / "recs.parquet"), "--truth", str(folder / "truth.parquet"),
+        "--by", "arm", "--baseline", "1", "--metrics", "ndcg@10,recall@5", "--format", "latex",
+        "--correction", "none",
+    )  # fmt: skip
+    assert status == 0, err
+    assert out.startswith("\\begin{tabular}") and "ndcg@10" in out and "recall@5" in out
+    assert out.count("\\\\") == 1 + expected.num_rows
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--baseline", "Z"], "not a value"),
+        (["--baseline", "A", "--test", "nope"], "invalid choice"),
+        (["--baseline", "A", "--confidence", "2"], "confidence"),
+    ],
+)
+def test_errors_are_one_line_exit_2(files, capsys, extra, message):
+    folder, _ = files
+    status, _, err = run(
+        capsys, "compare", str(folder / "recs.parquet"), "--truth", str(folder / "truth.parquet"),
+        "--by", "model", "--metrics", "ndcg@10", *extra,
+    )  # fmt: skip
+    assert status == 2 and len(err.strip().splitlines()) == 1 and message in err

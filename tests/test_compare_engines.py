@@ -1,0 +1,88 @@
+"""compare() on PostgreSQL and Spark: the same templates, the same numbers as DuckDB (1e-9) for
+the same seed (the hashed replicates are portable integer arithmetic and MD5). Starts its own
+server and session (tests/engines.py); slow, like tests/test_postgres.py and test_spark.py."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+import scipy.stats
+from engines import postgres_server, spark_session, unavailable
+
+import sqlmetrics
+from tests.test_compare import METRICS, make_data
+
+
+@pytest.fixture(scope="module")
+def pg():
+    try:
+        import adbc_driver_postgresql.dbapi
+    except ImportError:
+        unavailable("adbc-driver-postgresql is not installed: pip install -e '.[postgres]'")
+    with postgres_server() as uri:
+        con = adbc_driver_postgresql.dbapi.connect(uri)
+        yield con
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    with spark_session() as session:
+        yield session
+
+
+def close(a: pa.Table, b: pa.Table, skip=()) -> None:
+    assert a.column_names == b.column_names
+    for r, s in zip(a.to_pylist(), b.to_pylist(), strict=True):
+        for name, value in r.items():
+            if name in skip:
+                continue
+            if isinstance(value, float):
+                assert s[name] == pytest.approx(value, abs=1e-9), name
+            else:
+                assert s[name] == value, name
+
+
+@pytest.mark.parametrize(
+    "test, text_users",
+    [("t", False), ("wilcoxon", True), ("randomization", True), ("bootstrap", False)],
+)
+def test_postgres_equals_duckdb(pg, test, text_users):
+    check_engine(pg, test, text_users)
+
+
+@pytest.mark.parametrize(
+    "test, text_users", [("wilcoxon", False), ("randomization", True), ("bootstrap", True)]
+)
+def test_spark_equals_duckdb(spark, test, text_users):
+    check_engine(spark, test, text_users)
+
+
+def check_engine(con, test: str, text_users: bool) -> None:
+    import duckdb
+
+    recs, truth = make_data(70, seed=11)
+    if text_users:  # text keys: the MD5 of the same bytes on both engines
+        recs, truth = (
+            table.set_column(
+                table.column_names.index("user_id"), "user_id",
+                pa.array([f"u{u}" for u in table.column("user_id").to_pylist()]),
+            )  # fmt: skip
+            for table in (recs, truth)
+        )
+    kw = {"truth": truth, "by": "model", "baseline": "A", "test": test, "replicates": 300, "seed": 5}
+    got = sqlmetrics.compare(con, recs, METRICS, **kw)
+    if test != "wilcoxon":
+        close(sqlmetrics.compare(duckdb.connect(), recs, METRICS, **kw), got)
+        return
+    # Wilcoxon ranks exact float ties, as scipy does: an engine whose per-user values differ
+    # from DuckDB's in the last bit (Spark's sums) can tie differently. Its p is scipy's on
+    # its own per-user values; the rest is DuckDB's.
+    close(sqlmetrics.compare(duckdb.connect(), recs, METRICS, **kw), got, skip=("p_value", "p_adjusted"))
+    rows = sqlmetrics.evaluate(con, recs, METRICS, truth=truth, by="model", per_user=True).to_pylist()
+    values = {(r["model"], r["user_id"]): r for r in rows}
+    for r in got.to_pylist():
+        users = sorted(u for m, u in values if m == r["model"] and ("A", u) in values)
+        x = [values[(r["model"], u)][r["metric"]] for u in users]
+        y = [values[("A", u)][r["metric"]] for u in users]
+        assert abs(r["p_value"] - scipy.stats.wilcoxon(x, y).pvalue) < 1e-10
