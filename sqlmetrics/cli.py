@@ -410,8 +410,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     fmt = formats.format_for(args.output, args.format)
     if fmt == "parquet" and not args.output:
         raise UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")
-    if args.partitions < 1:
-        raise UsageError(f"sqlmetrics evaluate: --partitions must be 1 or more, got {args.partitions}")
     con = _connection(args)
     try:
         if args.memory_limit:
@@ -484,7 +482,7 @@ def _memory_advice(
         units, rows = _units(con, source, options, args)
         limit = _memory_limit(con)
     except duckdb.Error:  # counting ran out of memory too
-        return f"{head}; raise --memory-limit"
+        return f"{head}; raise --memory-limit: with this little memory even --partitions N does not help"
     if limit is None or units == 0:
         return f"{head}; evaluate the users in slices with --partitions N, or raise --memory-limit"
     cutoffs = [m.k for m in parse_metrics(list(args.metrics))]
@@ -496,7 +494,10 @@ def _memory_advice(
         suggested = args.partitions * 2 if args.partitions * 2 <= units else None
     what = f"{units:,} users with lists of {length} items under a memory limit of {limit / 2**20:,.0f} MiB"
     if suggested is None:
-        return f"{head}: {what} do not fit even one at a time; raise --memory-limit"
+        return (
+            f"{head}: {what} do not fit even one at a time, so --partitions N does not help; "
+            "raise --memory-limit"
+        )
     return (
         f"{head}: {what} need about --partitions {suggested} (the users in {suggested} slices, "
         "the same numbers), or a larger --memory-limit"
@@ -540,8 +541,12 @@ def _periods(args: argparse.Namespace, unit: str, zone: str, today: date | None 
                 f"more than {args.max_periods:,}; check the dates, or pass --max-periods {count}"
             )
         return periods_between(unit, first, last)
-    # "yesterday" is the day before today in the report's zone, not in the machine's
-    return [last_complete(unit, today or datetime.now(ZoneInfo(zone)).date())]
+    return [last_complete(unit, today or _today(zone))]
+
+
+def _today(zone: str) -> date:
+    """Today in `zone`: a daily report's "yesterday" is the report's, not the machine's."""
+    return datetime.now(ZoneInfo(zone)).date()
 
 
 def _report(args: argparse.Namespace) -> int:
