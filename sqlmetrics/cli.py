@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import math
 import re
 import signal
@@ -649,9 +650,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.handler(args)
         except BaseException as exc:  # noqa: BLE001 - sorted into exit statuses below
             try:
-                return _failure(exc, command, interrupt.seen)
+                status = _failure(exc, command, interrupt.seen)
             except KeyboardInterrupt:  # Ctrl-C's handler ran only now, after DuckDB's error
-                return _failure(KeyboardInterrupt(), command, True)
+                status = _failure(KeyboardInterrupt(), command, True)
+    # The failure's traceback held DuckDB objects in reference cycles: free them now, or
+    # DuckDB's bindings (nanobind) print "leaked instances" to stderr when Python exits
+    gc.collect()
+    return status
 
 
 def _failure(exc: BaseException, command: str | None, interrupted: bool) -> int:
@@ -731,16 +736,19 @@ class _InterruptWatch:
             self._writer.setblocking(False)
             self._previous = signal.signal(signal.SIGINT, self._handle)
             self._previous_fd = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
-            threading.Thread(target=self._wake, args=(self._reader,), daemon=True).start()
+            self._thread = threading.Thread(target=self._wake, args=(self._reader,), daemon=True)
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         global _WATCH
         _WATCH = None
+        self.connections.clear()  # nothing of DuckDB's may outlive main (nanobind reports leaks)
         if self._previous is not None:
             signal.set_wakeup_fd(self._previous_fd)
             signal.signal(signal.SIGINT, self._previous)
             self._writer.close()  # ends the waking thread
+            self._thread.join(timeout=5)
             self._reader.close()
 
 
