@@ -1,29 +1,39 @@
 """The command line: `sqlmetrics evaluate`, `sqlmetrics sql` and `sqlmetrics report`.
 
-Exit status: 0 ok; 2 bad usage or bad input (one line on stderr saying why); 1 an unexpected
-failure (a traceback, for a bug report). Also run as `python -m sqlmetrics`."""
+Exit status: 0 ok; 2 bad usage, bad input or a failure DuckDB reports (one line on stderr
+saying why); 130 interrupted (Ctrl-C, one line); 1 an unexpected failure (a traceback, for a bug
+report). Also run as `python -m sqlmetrics`."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
+import math
 import re
+import signal
+import socket
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import duckdb
 
 from . import api
 from .conventions import CHOICES, Conventions
-from .errors import OutOfMemoryError, SqlMetricsError
-from .identifiers import quote_string
+from .errors import SqlMetricsError
+from .identifiers import quote_identifier, quote_string
+from .metric_names import parse_metrics
+from .partitions import check_units, suggest_partitions, units_sql
 from .sources import _looks_like_path
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+MAX_PERIODS = 10_000  # a longer range is more likely a typo (1000-01-01) than a wish
 
 # DuckDB errors that come from what the user gave (a file, a column, a value), not from a bug.
 _INPUT_ERRORS = tuple(
@@ -65,7 +75,12 @@ examples:
   sqlmetrics sql recs --db warehouse.duckdb --truth purchases --metrics ndcg@10
   sqlmetrics report daily.toml --from 2026-11-01 --to 2026-11-07 --html report.html
 
-exit status: 0 ok, 2 bad usage or input (one line on stderr), 1 unexpected failure.
+exit status:
+  0    ok
+  2    bad usage or input, a source that cannot be read, out of memory, or any other
+       failure DuckDB reports: one line on stderr that says what failed and why
+  130  interrupted (Ctrl-C): one line; a report keeps the periods it finished
+  1    an unexpected failure, a bug: a traceback on stderr, for a bug report
 Each command has its own --help.
 """
 
@@ -289,6 +304,15 @@ def build_parser() -> argparse.ArgumentParser:
     when.add_argument("--date", metavar="YYYY-MM-DD", help="the period that contains this day")
     when.add_argument("--from", dest="first", metavar="D1", help="first day of a range (with --to)")
     when.add_argument("--to", dest="last", metavar="D2", help="last day of a range, included")
+    when.add_argument(
+        "--timezone", metavar="ZONE",
+        help="the time zone whose days make the periods, e.g. Europe/Paris [the config's "
+        "timezone, UTC]; the process's TZ never changes a number",
+    )  # fmt: skip
+    when.add_argument(
+        "--max-periods", type=int, default=MAX_PERIODS, metavar="N",
+        help=f"refuse a range of more than N periods [{MAX_PERIODS:,}]",
+    )  # fmt: skip
     report.add_argument("--force", action="store_true", help="redo periods already done with this config")
     report.add_argument("--html", metavar="PATH", help="also write the self-contained HTML report here")
     report.add_argument("--db", metavar="PATH", help="use this DuckDB file instead of the config's warehouse")
@@ -381,7 +405,7 @@ def _connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
 
     if args.wait < 0:
         raise UsageError(f"sqlmetrics {args.command}: --wait must be 0 or more seconds")
-    return connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect()
+    return _watched(connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect())
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -394,14 +418,94 @@ def _evaluate(args: argparse.Namespace) -> int:
     try:
         if args.memory_limit:
             con.execute(f"SET memory_limit = {quote_string(args.memory_limit)}").fetchall()
-        table = api.evaluate(
-            con, _input(args.source), args.metrics, partitions=args.partitions,
-            progress=args.partitions > 1, **_options(args),
-        )  # fmt: skip
+        source, options = _input(args.source), _options(args)
+        if args.partitions > 1:
+            check_units(args.partitions, _units(con, source, options, args)[0], "--partitions")
+        try:
+            table = api.evaluate(
+                con, source, args.metrics, partitions=args.partitions,
+                progress=args.partitions > 1, **options,
+            )  # fmt: skip
+        except duckdb.OutOfMemoryException as exc:
+            raise UsageError(_memory_advice(con, exc, source, options, args)) from None
     finally:
         con.close()
     formats.write(table, fmt, args.output)
     return EXIT_OK
+
+
+def _units(
+    con: duckdb.DuckDBPyConnection, source: Any, options: dict[str, Any], args: argparse.Namespace
+) -> tuple[int, int]:
+    """The distinct users of SOURCE and --truth (what --partitions slices), and SOURCE's rows."""
+    from . import columns as col
+    from .sources import Registrations, resolve
+
+    registrations = Registrations(con)
+    try:
+        recs = resolve(con, source, "recs", registrations)
+        user = col.find_column(recs, args.user, "recs", "user")
+        cast = "HUGEINT" if col.type_family(recs.type_of(user)) == "integer" else None
+        truth = None
+        if options["truth"] is not None:
+            other = resolve(con, options["truth"], "truth", registrations)
+            other_user = col.find_column(other, args.user, "truth", "user")
+            truth = {"source": other.sql, "user": quote_identifier(other_user)}
+        sql = units_sql({"source": recs.sql, "user": quote_identifier(user)}, truth, cast)
+        units, rows = con.execute(sql).fetchall()[0]
+        return int(units), int(rows)
+    finally:
+        registrations.release()
+
+
+_BYTES = {"b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "bytes": 1}
+
+
+def _memory_limit(con: duckdb.DuckDBPyConnection) -> int | None:
+    """DuckDB's memory_limit in bytes ('476.8 MiB' as the setting reads)."""
+    text = str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    match = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", text)
+    if not match or match.group(2).lower() not in _BYTES:
+        return None
+    return int(float(match.group(1)) * _BYTES[match.group(2).lower()])
+
+
+def _memory_advice(
+    con: duckdb.DuckDBPyConnection,
+    exc: BaseException,
+    source: Any,
+    options: dict[str, Any],
+    args: argparse.Namespace,
+) -> str:
+    """Out of memory: how many --partitions would fit, from the users, the length of the lists
+    kept per user and the memory limit (partitions.suggest_partitions, from measurements)."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    inner = re.match(r"DuckDB ran out of memory \((.*)\)\. Each user", first)  # the API's advice
+    head = f"sqlmetrics evaluate: DuckDB ran out of memory ({inner.group(1) if inner else first})"
+    try:
+        units, rows = _units(con, source, options, args)
+        limit = _memory_limit(con)
+    except duckdb.Error:  # counting ran out of memory too
+        return f"{head}; raise --memory-limit: with this little memory even --partitions N does not help"
+    if limit is None or units == 0:
+        return f"{head}; evaluate the users in slices with --partitions N, or raise --memory-limit"
+    cutoffs = [m.k for m in parse_metrics(list(args.metrics))]
+    per_user = math.ceil(rows / units)  # the mean list length of SOURCE
+    whole = None in cutoffs or max(cutoffs) >= per_user  # whole lists are kept, not top-k heaps
+    length = per_user if whole else max(cutoffs)
+    suggested = suggest_partitions(units, length, limit, whole)
+    if suggested is not None and suggested <= args.partitions:  # the measurements fell short here
+        suggested = args.partitions * 2 if args.partitions * 2 <= units else None
+    what = f"{units:,} users with lists of {length} items under a memory limit of {limit / 2**20:,.0f} MiB"
+    if suggested is None:
+        return (
+            f"{head}: {what} do not fit even one at a time, so --partitions N does not help; "
+            "raise --memory-limit"
+        )
+    return (
+        f"{head}: {what} need about --partitions {suggested} (the users in {suggested} slices, "
+        "the same numbers), or a larger --memory-limit"
+    )
 
 
 def _sql(args: argparse.Namespace) -> int:
@@ -421,24 +525,38 @@ def _sql(args: argparse.Namespace) -> int:
 # --- report -----------------------------------------------------------------------------------
 
 
-def _periods(args: argparse.Namespace, unit: str, today: date | None = None) -> list:
-    from .reports.periods import last_complete, parse_date, period_of, periods_between
+def _periods(args: argparse.Namespace, unit: str, zone: str, today: date | None = None) -> list:
+    from .reports.periods import count_between, last_complete, parse_date, period_of, periods_between
 
     if args.date and (args.first or args.last):
         raise UsageError("sqlmetrics report: give either --date or --from/--to, not both")
     if bool(args.first) != bool(args.last):
         raise UsageError("sqlmetrics report: --from and --to go together")
+    if args.max_periods < 1:
+        raise UsageError("sqlmetrics report: --max-periods must be 1 or more")
     if args.date:
         return [period_of(unit, parse_date(args.date, "--date"))]
     if args.first:
-        return periods_between(unit, parse_date(args.first, "--from"), parse_date(args.last, "--to"))
-    return [last_complete(unit, today or date.today())]
+        first, last = parse_date(args.first, "--from"), parse_date(args.last, "--to")
+        count = count_between(unit, first, last)
+        if count > args.max_periods:
+            raise UsageError(
+                f"sqlmetrics report: --from {first} --to {last} is {count:,} periods of 1 {unit}, "
+                f"more than {args.max_periods:,}; check the dates, or pass --max-periods {count}"
+            )
+        return periods_between(unit, first, last)
+    return [last_complete(unit, today or _today(zone))]
+
+
+def _today(zone: str) -> date:
+    """Today in `zone`: a daily report's "yesterday" is the report's, not the machine's."""
+    return datetime.now(ZoneInfo(zone)).date()
 
 
 def _report(args: argparse.Namespace) -> int:
     from .progress import Progress
     from .reports import formats, html, results_table
-    from .reports.config import ReportConfigError, load_config
+    from .reports.config import ReportConfigError, check_timezone, load_config
     from .reports.runner import curves, run_report
     from .reports.warehouse import connect
 
@@ -447,7 +565,9 @@ def _report(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.db:
         config = dataclasses.replace(config, warehouse=args.db)
-    periods = _periods(args, config.period)
+    if args.timezone is not None:
+        config = dataclasses.replace(config, timezone=check_timezone(args.timezone))
+    periods = _periods(args, config.period, config.timezone)
     if not Path(config.warehouse).exists():
         named = [s for s in (config.recommendations, config.truth) if s and not _looks_like_path(s)]
         if named:
@@ -456,7 +576,7 @@ def _report(args: argparse.Namespace) -> int:
                 "build it first, or point warehouse (or --db) at it"
             )
     labels = [results_table.metric_label(m.name, m.k) for m in _parsed(config.metrics)]
-    con = connect(config.warehouse, wait=args.wait)
+    con = _watched(connect(config.warehouse, wait=args.wait))
     try:
         progress = None if args.quiet else Progress(len(periods), config.name)
         outcomes = run_report(con, config, periods, force=args.force, progress=progress)
@@ -525,36 +645,130 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["evaluate", "no_such_table", "--metrics", "ndcg@10"])
     2
     """
-    try:
-        args = build_parser().parse_args(argv)
-        return args.handler(args)
-    except SystemExit as exc:  # --help, --version
+    with _InterruptWatch() as interrupt:
+        command = None
+        try:
+            args = build_parser().parse_args(argv)
+            command = f"{args.command} {getattr(args, 'source', None) or getattr(args, 'config', '')}"
+            return args.handler(args)
+        except BaseException as exc:  # noqa: BLE001 - sorted into exit statuses below
+            try:
+                status = _failure(exc, command, interrupt.seen)
+            except KeyboardInterrupt:  # Ctrl-C's handler ran only now, after DuckDB's error
+                status = _failure(KeyboardInterrupt(), command, True)
+    # The failure's traceback held DuckDB objects in reference cycles: free them now, or
+    # DuckDB's bindings (nanobind) print "leaked instances" to stderr when Python exits
+    gc.collect()
+    return status
+
+
+def _failure(exc: BaseException, command: str | None, interrupted: bool) -> int:
+    """The exit status of a failure, after saying it in one line on stderr (or, for a bug,
+    with its traceback)."""
+    if isinstance(exc, SystemExit):  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
-    except UsageError as exc:
+    if interrupted or isinstance(exc, KeyboardInterrupt):
+        # Ctrl-C: DuckDB turns the KeyboardInterrupt of a running statement into its own error
+        # ("Query interrupted"), so the handler's flag, not the exception's type, tells
+        is_report = (command or "").startswith("report ")
+        kept = "; finished periods are kept, the same command resumes" if is_report else ""
+        _say(f"sqlmetrics: interrupted{kept}")
+        return EXIT_INTERRUPTED
+    if isinstance(exc, UsageError):
         _say(str(exc))
         return EXIT_USAGE
-    except (SqlMetricsError, OutOfMemoryError) as exc:
+    if isinstance(exc, (SqlMetricsError, duckdb.OutOfMemoryException)):
         _say(f"sqlmetrics: {_one_line(exc)}")
         return EXIT_USAGE
-    except _INPUT_ERRORS as exc:
-        _say(f"sqlmetrics: {_one_line(exc)}")
-        return EXIT_USAGE
-    except OSError as exc:
+    if isinstance(exc, OSError):
         if isinstance(exc, BrokenPipeError):  # `sqlmetrics ... | head`
             return EXIT_OK
         _say(f"sqlmetrics: {exc}")
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        _say("sqlmetrics: interrupted; finished periods are kept, the same command resumes")
-        return 130
-    except Exception:  # noqa: BLE001 - the last resort: a bug, reported with its traceback
-        traceback.print_exc()
-        _say("sqlmetrics: unexpected error (the traceback above); please report it")
-        return EXIT_FAILURE
+    if isinstance(exc, duckdb.Error):
+        # The input errors DuckDB raises (an unreadable file, an unreachable URL, a value out of
+        # range) and any other: one line that says what failed, not a traceback
+        kind = "" if isinstance(exc, _INPUT_ERRORS) else f"DuckDB failed ({type(exc).__name__}): "
+        _say(f"sqlmetrics{' ' + command if command else ''}: {kind}{_one_line(exc)}")
+        return EXIT_USAGE
+    if not isinstance(exc, Exception):  # GeneratorExit and the like: not ours to handle
+        raise exc
+    traceback.print_exception(exc)
+    _say("sqlmetrics: unexpected error (the traceback above); please report it")
+    return EXIT_FAILURE
+
+
+class _InterruptWatch:
+    """Ctrl-C (SIGINT) while main runs. A running DuckDB statement holds the main thread in C++,
+    where Python's handler cannot run, so the signal also wakes a thread (signal.set_wakeup_fd)
+    that interrupts the open connections; DuckDB then raises its own InterruptException (or a
+    RuntimeError), and `seen` says that it was Ctrl-C. Outside a statement Python's handler
+    raises KeyboardInterrupt as usual, once. Only in the main thread (signals go there); the
+    previous handler and wakeup fd are back afterwards."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.connections: list[duckdb.DuckDBPyConnection] = []
+        self._previous: Any = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if not self.seen:
+            self.seen = True
+            raise KeyboardInterrupt
+
+    def _wake(self, reader: socket.socket) -> None:
+        while True:
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            if not data:  # closed by __exit__
+                return
+            if signal.SIGINT in data:
+                for con in list(self.connections):
+                    try:
+                        con.interrupt()
+                    except duckdb.Error:  # closed meanwhile
+                        pass
+
+    def __enter__(self) -> _InterruptWatch:
+        global _WATCH
+        _WATCH = self
+        if threading.current_thread() is threading.main_thread():
+            self._reader, self._writer = socket.socketpair()
+            self._writer.setblocking(False)
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._previous_fd = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+            self._thread = threading.Thread(target=self._wake, args=(self._reader,), daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _WATCH
+        _WATCH = None
+        self.connections.clear()  # nothing of DuckDB's may outlive main (nanobind reports leaks)
+        if self._previous is not None:
+            signal.set_wakeup_fd(self._previous_fd)
+            signal.signal(signal.SIGINT, self._previous)
+            self._writer.close()  # ends the waking thread
+            self._thread.join(timeout=5)
+            self._reader.close()
+
+
+_WATCH: _InterruptWatch | None = None
+
+
+def _watched(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """`con`, interrupted by Ctrl-C while main runs."""
+    if _WATCH is not None:
+        _WATCH.connections.append(con)
+    return con
 
 
 def _one_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = str(exc)
+    text = text.split("\nLINE ", 1)[0]  # DuckDB's excerpt of our SQL, which the user did not write
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return " ".join(lines) if lines else type(exc).__name__
 
 

@@ -5,10 +5,16 @@ with more users than memory_limit can hold is evaluated N slices of users at a t
 statement reads every input but keeps only the users whose hash falls in its partition
 (sql/inputs/partition.sql.j2), and returns exact DECIMAL sums and user counts per group; the
 combining statement (sql/partitions/combine.sql.j2) adds them and divides, so the means are
-bit for bit those of one statement."""
+bit for bit those of one statement.
+
+A partition holds a share of the users, so more partitions than users only repeat the reads:
+`--partitions` above the number of users is refused by the command line, and the API refuses
+it above ALWAYS_COUNTED partitions (below, a few empty partitions are harmless, and counting
+the users costs a read of the inputs)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyarrow as pa
@@ -34,10 +40,75 @@ def check(partitions: Any, dialect: str, context: dict[str, Any]) -> int:
     return partitions
 
 
+ALWAYS_COUNTED = 1024  # the API counts the users (one more read) only above this many partitions
+
+
+def units_sql(recs: dict[str, str], truth: dict[str, str] | None, user_hash_cast: str | None) -> str:
+    """The statement that counts the distinct users of the inputs: recs and truth are
+    {"source": FROM item, "user": quoted column}."""
+    return render("partitions/units.sql.j2", {"recs": recs, "truth": truth, "user_hash_cast": user_hash_cast})
+
+
+def check_units(partitions: int, units: int, option: str = "partitions") -> None:
+    """Refuse more partitions than users: the extra ones would be empty, each one more read.
+    (The message goes on: each partition is a slice of the users, so at most 3.)
+
+    >>> check_units(4, 3, "--partitions")
+    Traceback (most recent call last):
+    ...
+    sqlmetrics.errors.ConventionError: --partitions 4 is more than the 3 users of the inputs ...
+    """
+    if partitions > max(units, 1):
+        sep = " " if option.startswith("-") else "="
+        raise ConventionError(
+            f"{option}{sep}{partitions} is more than the {units:,} users of the inputs (each "
+            f"partition is a slice of the users, so at most {max(units, 1):,})"
+        )
+
+
+# What one statement holds, measured with benchmarks/memory_per_user.py (DuckDB 2.0, 2 threads,
+# 300,000 users x 100 Parquet rows; the table is in benchmarks/README.md): a fixed part, whatever
+# the users, and per user a part that grows with the list it keeps: the top k (a bounded heap,
+# k < the user's rows: up to ~67 bytes an item measured) or the whole list (k >= the rows, or a
+# metric without k: up to ~200 bytes an item). The figures below are those bounds rounded up.
+FIXED_BYTES = 100 * 10**6
+BYTES_PER_TOP_K_ITEM = 80
+BYTES_PER_WHOLE_LIST_ITEM = 220
+MARGIN = 1.5  # other thread counts, other data: leave room rather than fail again
+
+
+def suggest_partitions(units: int, list_length: int, memory_limit: int, whole_lists: bool) -> int | None:
+    """The partitions N whose slices of `units` users fit in `memory_limit` bytes when each
+    user keeps a list of `list_length` items (its top k, or its whole list); None when not even
+    one user per statement fits (then the memory limit must grow).
+
+    >>> suggest_partitions(300_000, 100, 500 * 10**6, whole_lists=True)
+    25
+    >>> suggest_partitions(300_000, 10, 200 * 10**6, whole_lists=False)
+    4
+    >>> suggest_partitions(1000, 10, 10 * 10**6, whole_lists=False) is None
+    True
+    """
+    room = memory_limit - FIXED_BYTES
+    if room <= 0:
+        return None
+    per_item = BYTES_PER_WHOLE_LIST_ITEM if whole_lists else BYTES_PER_TOP_K_ITEM
+    partitions = max(1, math.ceil(MARGIN * units * per_item * max(list_length, 1) / room))
+    return partitions if partitions <= max(units, 1) else None
+
+
 def evaluate_in_partitions(
     engine: Any, template: str, context: dict[str, Any], partitions: int, progress: bool
 ) -> pa.Table:
     """Run the statement once per partition of the users, then combine the partial results."""
+    if partitions > ALWAYS_COUNTED:
+        truth = context["truth"]
+        sql = units_sql(
+            {"source": context["recs"]["source"], "user": context["recs"]["user"]},
+            {"source": truth["source"], "user": truth["user"]} if truth else None,
+            context["user_hash_cast"],
+        )
+        check_units(partitions, engine.run(sql).column("units")[0].as_py())
     bar = Progress(partitions, "sqlmetrics partitions") if progress else None
     partials = []
     for index in range(partitions):

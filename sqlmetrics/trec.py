@@ -5,18 +5,36 @@ evaluate(): user_id is the query id, item_id the document id."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow as pa
 
 from .errors import InvalidDataError
 
+# A whole number as C's strtol reads it, in ASCII only: Python's int() would also take "²" (no:
+# ValueError), "١" or "1_000", which trec_eval does not.
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _int64(text: str) -> int | None:
+    """The 64-bit integer written in `text`, or None (not an integer, or out of range)."""
+    if not _INTEGER.fullmatch(text):
+        return None
+    value = int(text)
+    return value if _INT64[0] <= value <= _INT64[1] else None
+
 
 def _lines(path: str | Path, indented_comments: bool):
     """Numbered, split lines. A line that starts with '#' is a comment (trec_eval's run reader
     also skips one whose first non-blank character is '#'); a '#' inside a docno is kept."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:  # decoded line by line, so an error names its line
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidDataError(f"{path}:{number}: not UTF-8 text ({exc.reason})") from None
             head = line.lstrip() if indented_comments else line
             if head.startswith("#") or not line.strip():
                 continue
@@ -26,8 +44,8 @@ def _lines(path: str | Path, indented_comments: bool):
 def read_run(path: str | Path) -> pa.Table:
     """Read a run file (`qid Q0 docno rank score tag`, extra columns ignored).
 
-    Columns: user_id (qid), item_id (docno), rank (as written, NULL when not an integer;
-    trec_eval ignores it and orders by score), score (float64), run (the tag).
+    Columns: user_id (qid), item_id (docno), rank (as written, NULL when not a 64-bit integer
+    in ASCII digits; trec_eval ignores it and orders by score), score (float64), run (the tag).
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "run.txt")
@@ -47,7 +65,7 @@ def read_run(path: str | Path) -> pa.Table:
             raise InvalidDataError(
                 f"{path}:{number}: the score must be a number: {' '.join(fields)}"
             ) from None
-        rank = int(fields[3]) if fields[3].lstrip("-").isdigit() else None
+        rank = _int64(fields[3])
         users.append(fields[0])
         items.append(fields[2])
         ranks.append(rank)
@@ -68,6 +86,7 @@ def read_qrels(path: str | Path) -> pa.Table:
     """Read a qrels file (`qid iteration docno relevance`).
 
     Columns: user_id (qid), item_id (docno), relevance (int64; may be negative: not relevant).
+    A relevance that is not a 64-bit integer in ASCII digits is an InvalidDataError.
     """
     users, items, rels = [], [], []
     for number, fields in _lines(path, indented_comments=False):
@@ -75,12 +94,11 @@ def read_qrels(path: str | Path) -> pa.Table:
             raise InvalidDataError(
                 f"{path}:{number}: a qrels line needs 4 fields (qid iter docno rel)"
             )
-        try:
-            rel = int(fields[3])
-        except ValueError:
+        rel = _int64(fields[3])
+        if rel is None:
             raise InvalidDataError(
-                f"{path}:{number}: relevance must be an integer: {fields[3]!r}"
-            ) from None
+                f"{path}:{number}: relevance must be an integer from -2^63 to 2^63-1: {fields[3]!r}"
+            )
         users.append(fields[0])
         items.append(fields[2])
         rels.append(rel)

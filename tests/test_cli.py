@@ -334,15 +334,17 @@ def test_report_without_a_date_runs_yesterday(logs, capsys, tmp_path, monkeypatc
     warehouse = tmp_path / "warehouse.duckdb"
     shutil.copy(logs / "warehouse.duckdb", warehouse)
 
-    class FakeDate(dt.date):
-        @classmethod
-        def today(cls):
-            return cls(2026, 11, 3)
+    zones = []
 
-    monkeypatch.setattr(cli, "date", FakeDate)
+    def today(zone):
+        zones.append(zone)
+        return dt.date(2026, 11, 3)
+
+    monkeypatch.setattr(cli, "_today", today)
     code, out, err = run(
         ["report", ROOT / "warehouse_examples" / "daily_report.toml", "--db", warehouse], capsys
     )
     assert code == 0, err
     assert "daily_ab [1/1] 2026-11-02" in err and out.splitlines()[2].startswith("2026-11-02")
     assert os.path.exists(warehouse)
+    assert zones == ["UTC"]  # today in the report's time zone, not the machine's

@@ -205,3 +205,33 @@ def test_out_test_default_measures(qrels_file):
     assert ours["users"] == expected[("num_q", "all")] == 3
     assert abs(ours["precision@10"] - expected[("P_10", "all")]) <= TOLERANCE
     assert abs(ours["map@1000"] - expected[("map", "all")]) <= TOLERANCE
+
+
+# --- malformed numbers are sqlmetrics errors (issue 17, item 10) ----------------------------
+
+
+@pytest.mark.parametrize("rank", ["²", "١", "1_0", "9223372036854775808", "-9223372036854775809"])
+def test_a_rank_that_is_not_a_64_bit_integer_is_null_as_trec_eval_ignores_it(tmp_path, rank):
+    path = write(tmp_path, f"301 Q0 doc1 {rank} 2.5 myrun\n301 Q0 doc2 -9223372036854775808 1 myrun\n")
+    assert sqlmetrics.read_run(path).column("rank").to_pylist() == [None, -(2**63)]
+
+
+@pytest.mark.parametrize(
+    "rel", ["²", "١", "1_0", "9223372036854775808", "18446744073709551616", "-9223372036854775809"]
+)
+def test_a_relevance_that_is_not_a_64_bit_integer_is_an_invalid_data_error(tmp_path, rel):
+    path = write(tmp_path, f"301 0 doc1 1\n301 0 doc2 {rel}\n")
+    with pytest.raises(sqlmetrics.InvalidDataError, match=r"file\.txt:2: relevance must be an integer"):
+        sqlmetrics.read_qrels(path)
+
+
+def test_the_64_bit_range_of_relevance_is_read_exactly(tmp_path):
+    path = write(tmp_path, "301 0 doc1 9223372036854775807\n301 0 doc2 -9223372036854775808\n301 0 d3 +2\n")
+    assert sqlmetrics.read_qrels(path).column("relevance").to_pylist() == [2**63 - 1, -(2**63), 2]
+
+
+def test_a_file_that_is_not_utf8_is_an_invalid_data_error(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"301 Q0 doc1 1 2.5 myrun\n301 Q0 d\xff 2 1.5 myrun\n")
+    with pytest.raises(sqlmetrics.InvalidDataError, match=r"run\.txt:2: not UTF-8"):
+        sqlmetrics.read_run(path)

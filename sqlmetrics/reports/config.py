@@ -6,6 +6,7 @@ recommendations = "recommendations"      # a table or view, or a Parquet/CSV pat
 truth = "events"                         # optional, same kinds
 time_column = "day"                      # DATE or TIMESTAMP, in both sources
 period = "1 day"                         # or "1 week", "1 month"
+timezone = "UTC"                         # the zone whose calendar days make the periods
 metrics = ["ndcg@10", "map@10"]
 by = ["model"]                           # the segments
 results_table = "sqlmetrics_results"
@@ -25,6 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ..conventions import Conventions
 from ..errors import SqlMetricsError
@@ -44,11 +46,13 @@ class ReportConfigError(SqlMetricsError):
 
 _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
-    "period", "metrics", "by", "results_table", "columns", "grades", "conventions",
+    "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
 }  # fmt: skip
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
 _CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
+DEFAULT_TIMEZONE = "UTC"
+_MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class ReportConfig:
     truth: str | None = None
     truth_time_column: str | None = None
     period: str = "day"
+    timezone: str = DEFAULT_TIMEZONE
     by: tuple[str, ...] = ()
     results_table: str = DEFAULT_RESULTS_TABLE
     columns: dict[str, str] = field(default_factory=dict)
@@ -84,9 +89,11 @@ class ReportConfig:
 
     @property
     def hash(self) -> str:
-        """sha256 of what decides the numbers: sources, time columns, period, metrics, segments,
-        columns, grades and conventions (defaults filled in). Not the name, the warehouse path
-        or the results table, so moving the warehouse does not redo finished periods.
+        """sha256 of what decides the numbers: sources, time columns, period, time zone, metrics,
+        segments, columns, grades and conventions (defaults filled in). Not the name, the
+        warehouse path or the results table, so moving the warehouse does not redo finished
+        periods. The time zone enters only when it is not the default UTC, so the configs of
+        before the time zone existed keep their hash (their periods are not all redone).
 
         >>> a = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
         ...                       "time_column": "day", "metrics": ["ndcg@10"]})
@@ -102,6 +109,7 @@ class ReportConfig:
             "time_column": self.time_column,
             "truth_time_column": self.truth_time,
             "period": self.period,
+            **({"timezone": self.timezone} if self.timezone != DEFAULT_TIMEZONE else {}),
             "metrics": list(self.metrics),
             "by": list(self.by),
             "columns": dict(sorted(self.columns.items())),
@@ -178,6 +186,7 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     """Check a configuration given as a dict (the parsed TOML); see load_config."""
     if not isinstance(data, dict):
         raise ReportConfigError(f"{source}: a report configuration is a table of keys")
+    _no_nul(data, source, "")
     _unknown_keys(data, _TOP, "", source)
     name = _text(data, "name", source, True)
     warehouse = _text(data, "warehouse", source, True)
@@ -194,6 +203,7 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         period = parse_unit(data.get("period", "1 day"))
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: {exc}") from None
+    timezone = check_timezone(_text(data, "timezone", source, False) or DEFAULT_TIMEZONE, source)
 
     columns = _table(data, "columns", source)
     _unknown_keys(columns, _COLUMNS, "columns.", source)
@@ -226,6 +236,7 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         truth=_text(data, "truth", source, False),
         truth_time_column=_text(data, "truth_time_column", source, False),
         period=period,
+        timezone=timezone,
         by=_names(data.get("by", []), "by", source),
         results_table=results_table,
         columns=dict(columns),
@@ -233,6 +244,36 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         conventions=conventions,
         source=source,
     )
+
+
+def check_timezone(name: str, where: str = "--timezone") -> str:
+    """An IANA time zone name ('UTC', 'Europe/Paris'), as given; anything else is refused.
+
+    >>> check_timezone("America/New_York")
+    'America/New_York'
+    """
+    try:
+        if name in _MACHINE_ZONES:
+            raise ValueError(name)
+        ZoneInfo(name)
+    except (ValueError, KeyError, OSError):  # ZoneInfoNotFoundError is a KeyError
+        raise ReportConfigError(
+            f"{where}: timezone {name!r} is not a time zone name like 'UTC' or 'Europe/Paris'"
+        ) from None
+    return name
+
+
+def _no_nul(value: Any, source: str, where: str) -> None:
+    """Refuse a NUL character in any key or text: no SQL literal or name can hold one."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _no_nul(key, source, where)
+            _no_nul(item, source, f"{where}{key}.")
+    elif isinstance(value, list):
+        for item in value:
+            _no_nul(item, source, where)
+    elif isinstance(value, str) and "\x00" in value:
+        raise ReportConfigError(f"{source}: {where}{value!r} holds a NUL character, which SQL cannot")
 
 
 def _table(data: dict[str, Any], key: str, source: str) -> dict[str, Any]:

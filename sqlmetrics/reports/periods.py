@@ -51,11 +51,25 @@ def parse_unit(text: str) -> str:
 
 
 def period_of(unit: str, day: date) -> Period:
-    """The period of `unit` that contains `day`.
+    """The period of `unit` that contains `day`. A period must end by 9999-12-31 (its end,
+    excluded, is a date too), so the last day of the calendar has no period.
 
     >>> period_of("week", date(2026, 11, 4))
     Period(start=datetime.date(2026, 11, 2), end=datetime.date(2026, 11, 9))
+    >>> period_of("day", date(9999, 12, 31))
+    Traceback (most recent call last):
+    ...
+    sqlmetrics.errors.SqlMetricsError: the 1 day period of 9999-12-31 ends after 9999-12-31, the last date
     """
+    try:
+        return _period_of(unit, day)
+    except OverflowError:
+        raise SqlMetricsError(
+            f"the 1 {unit} period of {day.isoformat()} ends after 9999-12-31, the last date"
+        ) from None
+
+
+def _period_of(unit: str, day: date) -> Period:
     if unit == "day":
         return Period(day, day + timedelta(days=1))
     if unit == "week":
@@ -63,6 +77,8 @@ def period_of(unit: str, day: date) -> Period:
         return Period(start, start + timedelta(days=7))
     if unit == "month":
         start = day.replace(day=1)
+        if start.year + start.month // 12 > date.max.year:
+            raise OverflowError
         end = date(start.year + start.month // 12, start.month % 12 + 1, 1)
         return Period(start, end)
     raise SqlMetricsError(f"unknown period unit {unit!r}")
@@ -76,12 +92,32 @@ def periods_between(unit: str, first: date, last: date) -> list[Period]:
     """
     if last < first:
         raise SqlMetricsError(f"--from {first} is after --to {last}")
+    period_of(unit, last)  # the last one must end by 9999-12-31 (before building the others)
     periods = []
     period = period_of(unit, first)
-    while period.start <= last:
-        periods.append(period)
+    periods.append(period)
+    while period.end <= last:
         period = period_of(unit, period.end)
+        periods.append(period)
     return periods
+
+
+def count_between(unit: str, first: date, last: date) -> int:
+    """How many periods periods_between(unit, first, last) returns, without building them.
+
+    >>> count_between("week", date(2026, 11, 1), date(2026, 11, 3))
+    2
+    >>> count_between("month", date(1000, 1, 1), date(9000, 12, 31))
+    96012
+    """
+    start, end = period_of(unit, first).start, period_of(unit, last).start
+    if end < start:
+        return 0
+    if unit == "day":
+        return (end - start).days + 1
+    if unit == "week":
+        return (end - start).days // 7 + 1
+    return (end.year - start.year) * 12 + end.month - start.month + 1
 
 
 def last_complete(unit: str, today: date) -> Period:

@@ -2,10 +2,17 @@
 
 Replacing a period deletes its rows and inserts the new ones between BEGIN and COMMIT, so a
 reader sees the old rows or the new ones, never a mix; a failure (or a killed process) before
-COMMIT leaves the table as it was. The SQL is in sql/reports/."""
+COMMIT leaves the table as it was. The SQL is in sql/reports/.
+
+One writer at a time: DuckDB's file lock keeps other processes out (warehouse.py), but the
+connections of one process share one database instance, and two transactions that each delete
+nothing and insert a new period's rows do not conflict: both would commit, doubling the rows.
+So the writes of one process take turns on a process-wide lock as well (a write is one DELETE
+and one INSERT of a few rows per segment and metric: short; the evaluations run in parallel)."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -32,6 +39,9 @@ COLUMNS = {
     "sqlmetrics_version": "VARCHAR",
     "config_hash": "VARCHAR",
 }
+
+
+_WRITER = threading.Lock()  # one results-table write at a time in this process (see above)
 
 
 class ResultsTableError(SqlMetricsError):
@@ -76,7 +86,8 @@ def ensure(con: duckdb.DuckDBPyConnection, table: str) -> None:
     ['report', 'period_start', 'period_end', 'segment']
     """
     quoted = quote_table_name(table)
-    con.execute(render("reports/results_table.sql.j2", {"table": quoted})).fetchall()
+    with _WRITER:  # two threads creating it at once would conflict in DuckDB's catalog
+        con.execute(render("reports/results_table.sql.j2", {"table": quoted})).fetchall()
     found = {row[0]: row[1] for row in con.execute(f"DESCRIBE {quoted}").fetchall()}
     if found != COLUMNS:
         have = ", ".join(f"{n} {t}" for n, t in found.items())
@@ -124,6 +135,18 @@ def replace_period(
         ],
     }
     parameters = stamp.parameters()
+    with _WRITER:
+        return _replace(con, context, parameters, staged, stamp, result)
+
+
+def _replace(
+    con: duckdb.DuckDBPyConnection,
+    context: dict,
+    parameters: dict,
+    staged: str,
+    stamp: Stamp,
+    result: pa.Table,
+) -> int:
     try:
         con.execute("BEGIN TRANSACTION").fetchall()
     except duckdb.TransactionException:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
 
 import duckdb
 import pyarrow as pa
@@ -28,6 +29,7 @@ from .config import ReportConfig
 from .periods import Period
 
 _TIME_TYPES = ("DATE", "TIMESTAMP")
+_INSTANT_TYPE = "TIMESTAMP WITH TIME ZONE"
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,28 @@ def _time_source(
     return source, column
 
 
+def _bounds(period: Period, zone: str, instant: bool) -> dict[str, str]:
+    """The period's bounds as SQL literals. A DATE or a plain TIMESTAMP is a calendar value,
+    compared with the dates as it is (read as the wall clock of the report's zone). A
+    TIMESTAMPTZ is an instant: it is compared with the instants at which the period's first
+    and next days begin in `zone`, computed here with zoneinfo (a day of 23 or 25 hours across a
+    DST change, a midnight that does not exist begins at the change), written as UTC literals,
+    so neither the process's TZ nor the connection's TimeZone setting changes which rows match.
+    """
+    if not instant:
+        return {"start": f"DATE '{period.start.isoformat()}'", "end": f"DATE '{period.end.isoformat()}'"}
+    return {"start": _instant(period.start, zone), "end": _instant(period.end, zone)}
+
+
+def _instant(day: date, zone: str) -> str:
+    midnight = datetime(day.year, day.month, day.day, tzinfo=ZoneInfo(zone))
+    try:
+        utc = midnight.astimezone(timezone.utc).replace(tzinfo=None)
+    except OverflowError:
+        raise SqlMetricsError(f"{day} in {zone} is outside the years 1 to 9999 in UTC") from None
+    return f"TIMESTAMPTZ '{utc.isoformat(sep=' ')}+00'"
+
+
 def period_inputs(
     con: duckdb.DuckDBPyConnection, config: ReportConfig, period: Period
 ) -> tuple[duckdb.DuckDBPyRelation, duckdb.DuckDBPyRelation | None]:
@@ -77,7 +101,6 @@ def period_inputs(
     >>> recs.fetchall()
     [(datetime.date(2026, 11, 2), 1)]
     """
-    bounds = {"start": f"DATE '{period.start.isoformat()}'", "end": f"DATE '{period.end.isoformat()}'"}
     relations = []
     for name, role, time_column in (
         (config.recommendations, "recs", config.time_column),
@@ -87,6 +110,7 @@ def period_inputs(
             relations.append(None)
             continue
         source, column = _time_source(con, name, role, time_column)
+        bounds = _bounds(period, config.timezone, source.type_of(column) == _INSTANT_TYPE)
         sql = render(
             "reports/period_slice.sql.j2",
             {"source": source.sql, "time_column": quote_identifier(column), **bounds},
