@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import SqlMetricsError, UnknownTableError
+from .errors import ConventionError, SqlMetricsError, UnknownTableError
 
 ENGINES = ("duckdb", "spark", "postgres")  # dialects that evaluate() runs
 NAMES = ("duckdb", "spark", "postgres", "bigquery", "snowflake")  # dialects that sql() renders
@@ -51,7 +51,7 @@ class Dialect:
     def quote_string(self, text: str) -> str:
         """Text as a string literal of this dialect."""
         if "\x00" in text:
-            raise ValueError("text with a NUL character cannot be a SQL literal")
+            raise ConventionError(f"text with a NUL character cannot be a SQL literal: {text!r}")
         if self.escaped_names:
             return "'" + _backslash_escaped(text, "'") + "'"
         if self.backslash_escapes:

@@ -69,6 +69,6 @@ class OutOfMemoryError(duckdb.OutOfMemoryException):
         return cls(
             f"DuckDB ran out of memory ({first}). Each user's top-k state stays in memory, so "
             f"memory grows with the users of one statement: {more} (CLI: --partitions N) "
-            "evaluates the users N slices at a time, with the same numbers; one slice per "
-            "million users fits in 1 GB"
+            "evaluates the users N slices at a time, with the same numbers (the command line "
+            "suggests an N from the users and the memory limit)"
         )

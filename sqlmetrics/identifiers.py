@@ -3,7 +3,7 @@ through here, so that a table or column name can never be read as SQL."""
 
 from __future__ import annotations
 
-from .errors import UnknownTableError
+from .errors import ConventionError, UnknownTableError
 
 
 def quote_identifier(name: str) -> str:
@@ -16,7 +16,7 @@ def quote_identifier(name: str) -> str:
 def quote_string(text: str) -> str:
     """O'Brien -> 'O''Brien' (DuckDB strings have no backslash escapes)."""
     if "\x00" in text:
-        raise ValueError("text with a NUL character cannot be a SQL literal")
+        raise ConventionError(f"text with a NUL character cannot be a SQL literal: {text!r}")
     return "'" + text.replace("'", "''") + "'"
 
 

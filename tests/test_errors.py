@@ -280,3 +280,12 @@ def test_a_by_column_named_users_is_fine_per_user(con):
         {"users": "x", "user_id": 1, "precision@1": 0.0},
         {"users": "y", "user_id": 2, "precision@1": 1.0},
     ]
+
+
+def test_a_nul_in_an_action_name_is_a_sqlmetrics_error(con):
+    import pyarrow as pa
+
+    recs = pa.table({"user_id": [1], "item_id": ["a"], "score": [1.0]})
+    truth = pa.table({"user_id": [1], "item_id": ["a"], "event": ["buy"]})
+    with pytest.raises(sqlmetrics.ConventionError, match="NUL"):
+        sqlmetrics.evaluate(con, recs, ["ndcg@10"], truth=truth, action="event", relevance={"b\x00uy": 1})
