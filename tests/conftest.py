@@ -1,5 +1,6 @@
 import duckdb
 import pytest
+from engines import spark_session
 
 
 @pytest.fixture
@@ -7,6 +8,14 @@ def con():
     connection = duckdb.connect()
     yield connection
     connection.close()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """THE SparkSession of the run (local[2], tests/engines.py): a JVM takes half a minute to
+    start and longer to warm up, so every test that needs Spark shares this one."""
+    with spark_session() as session:
+        yield session
 
 
 def table(con, name, columns, rows):

@@ -125,7 +125,9 @@ def run_with_threads(con, threads, call):
         con.execute("RESET threads").fetchall()
 
 
-@SETTINGS
+# 15, not 40: these few rows fit one row group, so DuckDB's second thread has little to do here;
+# the parallel schedules are exercised by the test on larger data below
+@settings(SETTINGS, max_examples=15)
 @given(data=eval_data(), options=conventions)
 def test_same_result_with_one_or_two_threads(data, options):
     metrics = metrics_for(options["ties"])
