@@ -20,7 +20,6 @@ from .errors import (
     DuplicateRowError,
     OutOfMemoryError,
     SqlMetricsError,
-    UnsupportedError,
 )
 from .identifiers import quote_identifier
 from .metric_names import parse_metrics
@@ -63,14 +62,6 @@ def _prepare(
     # the engine's own dialect, unless sql() renders for another (engines.Described has none)
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
-    if dialect != "duckdb":
-        duckdb_only = [m.label for m in requested if m.definition.beyond]
-        if duckdb_only:
-            raise UnsupportedError(
-                f"{', '.join(duckdb_only)}: the beyond-accuracy metrics run on DuckDB only so far, "
-                f"not in {dialect} SQL; evaluate them with a DuckDB connection (which reads Parquet "
-                "files where they lie)"
-            )
     conventions = Conventions(
         ties=ties,
         threshold=threshold,

@@ -122,6 +122,7 @@ _SIMPLE = {
     "numeric": "DOUBLE", "decimal": "DOUBLE", "number": "DOUBLE", "bignumeric": "DOUBLE",
 }
 _DECIMAL = re.compile(r"^(?:decimal|numeric|number|decimal128|decimal256)\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
+_ARRAY = re.compile(r"^(?:array<(.+)>|(.+)\[\d*\]|_([a-z0-9]+))$")
 _SIZED_TEXT = re.compile(r"^(?:varchar|character varying|char|character|string)\s*\(\s*\d+\s*\)$")
 
 
@@ -132,8 +133,14 @@ def normalize_type(type_name: str) -> str:
 
     >>> [normalize_type(t) for t in ("bigint", "string", "double precision", "decimal(10, 2)")]
     ['BIGINT', 'VARCHAR', 'DOUBLE', 'DECIMAL(10,2)']
+    >>> [normalize_type(t) for t in ("array<float>", "_float8", "double precision[]")]
+    ['FLOAT[]', 'DOUBLE[]', 'DOUBLE[]']
     """
     text = " ".join(type_name.strip().lower().split())
+    # arrays (item_features= vectors): Spark's array<double>, PostgreSQL's float8[] or _float8
+    array = _ARRAY.match(text)
+    if array:
+        return normalize_type(next(g for g in array.groups() if g is not None)) + "[]"
     if text.startswith("timestamp[") or text.startswith("timestamp("):
         return "TIMESTAMP"
     match = _DECIMAL.match(text)

@@ -231,7 +231,8 @@ def build_context(
             # every item placed before list_length, with no top-n aggregate
             list_length = None
     beyond_ctx = _beyond_context(
-        recs, user, item, truth, metrics, names, per_user, history, catalog, item_features
+        recs, user, item, truth, metrics, names, per_user, history, catalog, item_features,
+        quote_identifier,
     )
     if beyond_ctx is not None:
         beyond_ctx["columns"] = [quote_identifier(m.label) for m in metrics]  # the order asked
@@ -315,6 +316,7 @@ def _beyond_context(
     history: Source | None,
     catalog: Source | None,
     item_features: Source | None,
+    quote_identifier=quote_identifier,  # the dialect's quoting
 ) -> dict[str, Any] | None:
     """What the beyond-accuracy templates (sql/beyond/) need: which inputs, cutoffs and families."""
     beyond = [m for m in metrics if m.definition.beyond]

@@ -172,10 +172,95 @@ def check_graded_actions_and_rank(con, odd_action: str) -> None:
     assert_close_tables(sqlmetrics.evaluate(con, ranked, ["ndcg@2", "cg@2"], **options), expected)
 
 
-def check_beyond_accuracy_refused(con, recs: pa.Table, truth: pa.Table) -> None:
-    """The DuckDB-only metrics fail with a clear UnsupportedError, alone or mixed."""
+BEYOND = ["fcp", "fcp_surprise", "catalog_coverage", "distributional_coverage", "gini", "novelty",
+          "popularity", "diversity", "serendipity", "personalization"]
+
+
+def beyond_data(seeds, text_items: bool, overlap: bool = False):
+    """The random data of tests/test_beyond_accuracy.py (its case()), several seeds as ONE data
+    set: seed s's users become s * 1000 + user and its lists the group (model) "s<seed>/<a|b>",
+    so that one query checks them all (each query costs a second on Spark). Returns recs, truth,
+    history, item_features (a vector for most items) and a catalog of every item, as Arrow."""
+    import random
+
+    from test_beyond_accuracy import case
+
+    recs, truth, history = [], [], []
+    for s in seeds:
+        r, t, h = case(s, text_items=text_items, overlap=overlap, groups=True)
+        recs += [{**row, "user_id": s * 1000 + row["user_id"], "model": f"s{s}/{row['model']}"} for row in r]
+        truth += [{**row, "user_id": s * 1000 + row["user_id"]} for row in t]
+        history += [{**row, "user_id": s * 1000 + row["user_id"]} for row in h]
+    rng = random.Random(len(recs))
+    items = sorted({r["item_id"] for r in recs} | {h["item_id"] for h in history})
+    vectors = {i: [rng.choice((0.0, 0.5, 1.0, -2.0)) for _ in range(3)] for i in items if rng.random() < 0.8}
+    vector_column = pa.array(list(vectors.values()), pa.list_(pa.float64()))
+    features = pa.table({"item_id": list(vectors), "features": vector_column})
+    catalog = pa.table({"item_id": items})
+    rows = (pa.Table.from_pylist(r) for r in (recs, truth, history))
+    return *rows, features, catalog
+
+
+def _same_rows(actual: pa.Table, expected: pa.Table, key) -> None:
+    """The same rows (by `key`) and values, floats to 1e-9."""
+    a, e = _keyed(actual.to_pylist(), key), _keyed(expected.to_pylist(), key)
+    assert set(a) == set(e)
+    for k, row in e.items():
+        wrong = {
+            name: (a[k][name], value) for name, value in row.items() if not close_or_equal(a[k][name], value)
+        }
+        assert not wrong, f"{k}: (engine, duckdb) = {wrong}"
+
+
+def close_or_equal(actual, expected) -> bool:
+    return close(actual, expected) if isinstance(expected, float) else actual == expected
+
+
+def check_beyond_accuracy(con) -> None:
+    """Every beyond-accuracy metric on `con` equals DuckDB's to 1e-9, aggregated by group and
+    per user, on the random data of tests/test_beyond_accuracy.py: truth and single-table
+    modes, co-occurrence and vector similarity, the default and an explicit catalog, integer
+    and text items, recommended items already in history."""
+    by_group = lambda row: row["model"]  # noqa: E731
+    by_user = lambda row: (row["model"], row["user_id"])  # noqa: E731
+    for seeds, text_items, overlap in (((0, 2, 4, 6), False, False), ((1, 3, 5), True, True)):
+        recs, truth, history, features, catalog = beyond_data(seeds, text_items, overlap)
+        runs = [
+            # every metric (and a ranking one) over truth and history, by group
+            (["fcp", "fcp_surprise", "ndcg@3"] + [f"{m}@{k}" for m in BEYOND[2:] for k in (1, 3)],
+             dict(truth=truth, history=history), by_group),
+            # per user: the metrics with a per-user value
+            (["fcp", "novelty@2", "popularity@3", "diversity@4", "serendipity@3", "recall@3"],
+             dict(truth=truth, history=history, per_user=True), by_user),
+            # similarity of feature vectors; an explicit catalog
+            (["diversity@3", "serendipity@10", "catalog_coverage@2", "gini@4"],
+             dict(truth=truth, history=history, item_features=features, catalog=catalog), by_group),
+            # single-table mode: the relevance column of recs
+            (["fcp", "fcp_surprise", "serendipity@4", "personalization@2"],
+             dict(recs=recs.append_column("relevance", pa.array([i % 3 for i in range(recs.num_rows)])),
+                  history=history), by_group),
+        ]
+        for metrics, options, key in runs:
+            given = options.pop("recs", recs)
+            expected = sqlmetrics.evaluate(DUCKDB, given, metrics, by="model", **options)
+            actual = sqlmetrics.evaluate(con, given, metrics, by="model", **options)
+            assert actual.schema == expected.schema
+            _same_rows(actual, expected, key)
+
+
+def check_beyond_accuracy_errors(con) -> None:
+    """The beyond-accuracy inputs' checks run in the engine's statement: the same errors."""
     import pytest
 
-    for metrics, extra in ((["ndcg@3", "novelty@3"], {"history": truth}), (["personalization@3"], {})):
-        with pytest.raises(sqlmetrics.UnsupportedError, match="DuckDB only"):
-            sqlmetrics.evaluate(con, recs, metrics, truth=truth, **extra)
+    recs = pa.table({"user_id": [1, 1], "item_id": [1, 2], "score": [0.9, 0.5]})
+    with pytest.raises(sqlmetrics.InvalidDataError, match="has a NULL user_id"):
+        history = pa.table({"user_id": [1, None], "item_id": [3, 4]})
+        sqlmetrics.evaluate(con, recs, ["novelty@2"], history=history)
+    with pytest.raises(sqlmetrics.InvalidDataError, match="which catalog"):
+        sqlmetrics.evaluate(con, recs, ["catalog_coverage@2"], catalog=pa.table({"item_id": [1, 3]}))
+    bad = pa.table({"item_id": [1, 2], "features": [[1.0, 0.0], [float("nan"), 1.0]]})
+    with pytest.raises(sqlmetrics.InvalidDataError, match="NaN or infinite element"):
+        sqlmetrics.evaluate(con, recs, ["diversity@2"], item_features=bad)
+    bad = pa.table({"item_id": [1, 2], "features": [[1.0], [1.0, 2.0]]})
+    with pytest.raises(sqlmetrics.InvalidDataError, match="vectors of different lengths"):
+        sqlmetrics.evaluate(con, recs, ["diversity@2"], item_features=bad)

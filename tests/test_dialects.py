@@ -118,10 +118,33 @@ def test_unknown_dialect(con):
         sqlmetrics.sql(con, "recs", ["ndcg@10"], truth="truth", dialect="mysql")
 
 
+BEYOND_METRICS = ["fcp", "fcp_surprise", "ndcg@3", "catalog_coverage@3", "distributional_coverage@3",
+                  "gini@3", "novelty@3", "popularity@3", "diversity@3", "serendipity@3", "personalization@3"]
+
+
+def beyond_variants():
+    """(metrics, options) covering every branch of sql/beyond/."""
+    yield BEYOND_METRICS, {"truth": "truth", "history": "history"}
+    yield BEYOND_METRICS, {"truth": "truth", "history": "history", "by": "model", "catalog": "catalog",
+                           "item_features": "features"}
+    yield ["fcp", "novelty@2", "diversity@3", "serendipity@3"], {"truth": "truth", "history": "history",
+                                                              "per_user": True, "by": "model"}
+    yield ["fcp", "serendipity@3", "diversity@2"], {"relevance": "pos", "history": "history"}
+    yield ["diversity@3", "personalization@2", "gini@2"], {"item_features": "features", "catalog": "catalog"}
+
+
 @pytest.mark.parametrize("dialect", OTHERS)
-def test_beyond_accuracy_metrics_are_duckdb_only(con, dialect):
-    with pytest.raises(sqlmetrics.UnsupportedError, match=f"not in {dialect} SQL"):
-        sqlmetrics.sql(con, "recs", ["ndcg@10", "personalization@3"], truth="truth", dialect=dialect)
+def test_beyond_accuracy_metrics_render_in_every_dialect(con, dialect):
+    con.execute("CREATE TABLE history AS SELECT user_id, item_id FROM recs")
+    con.execute("CREATE TABLE catalog AS SELECT DISTINCT item_id FROM recs")
+    con.execute("CREATE TABLE features AS SELECT DISTINCT item_id, [1.0, 2.0] AS features FROM recs")
+    for metrics, options in beyond_variants():
+        text = sqlmetrics.sql(con, "recs", metrics, dialect=dialect, **options)
+        statements = sqlglot.parse(text, read=dialect, error_level=sqlglot.ErrorLevel.RAISE)
+        assert len(statements) == 1 and statements[0].key == "select", (options, text)
+        assert "lambda" not in text and "list_transform" not in text and "unnest(_top)" not in text
+        quote = "`" if dialect in ("spark", "bigquery") else '"'
+        assert f"AS {quote}{metrics[-1]}{quote}" in text  # the columns quoted in the dialect's way
 
 
 def test_files_only_where_the_dialect_reads_them(con, tmp_path):

@@ -14,7 +14,8 @@ from cross_engine import (
     DUCKDB,
     assert_close_tables,
     case_id,
-    check_beyond_accuracy_refused,
+    check_beyond_accuracy,
+    check_beyond_accuracy_errors,
     check_engine,
     check_graded_actions_and_rank,
     metric_names,
@@ -191,8 +192,12 @@ def test_truth_duplicates(pg):
         sqlmetrics.evaluate(pg, RECS, ["ndcg@3"], truth=truth)
 
 
-def test_beyond_accuracy_metrics_refused_clearly(pg):
-    check_beyond_accuracy_refused(pg, RECS, TRUTH)
+def test_beyond_accuracy_matches_duckdb(pg):
+    check_beyond_accuracy(pg)
+
+
+def test_beyond_accuracy_input_errors(pg):
+    check_beyond_accuracy_errors(pg)
 
 
 def test_sql_text_runs_as_is(pg, tables):

@@ -18,7 +18,8 @@ from cross_engine import (
     assert_close_tables,
     batched,
     case_id,
-    check_beyond_accuracy_refused,
+    check_beyond_accuracy,
+    check_beyond_accuracy_errors,
     check_engine,
     check_graded_actions_and_rank,
     metric_names,
@@ -138,8 +139,12 @@ def test_bad_input_raises(spark, recs, error, message):
     assert views(spark) == []
 
 
-def test_beyond_accuracy_metrics_refused_clearly(spark):
-    check_beyond_accuracy_refused(spark, RECS, TRUTH)
+def test_beyond_accuracy_matches_duckdb(spark):
+    check_beyond_accuracy(spark)
+
+
+def test_beyond_accuracy_input_errors(spark):
+    check_beyond_accuracy_errors(spark)
 
 
 def test_warehouse_example(spark, tmp_path, monkeypatch):
