@@ -1,6 +1,6 @@
 import duckdb
 import pytest
-from engines import spark_session
+from engines import postgres_server, spark_session, unavailable
 
 
 @pytest.fixture
@@ -16,6 +16,18 @@ def spark():
     start and longer to warm up, so every test that needs Spark shares this one."""
     with spark_session() as session:
         yield session
+
+
+@pytest.fixture(scope="session")
+def pg_uri():
+    """THE throwaway PostgreSQL server of the run (tests/engines.py), shared by every test
+    that needs one."""
+    try:
+        import adbc_driver_postgresql.dbapi  # noqa: F401
+    except ImportError:
+        unavailable("adbc-driver-postgresql is not installed: pip install -e '.[postgres]'")
+    with postgres_server() as uri:
+        yield uri
 
 
 def table(con, name, columns, rows):

@@ -1,34 +1,25 @@
 """compare() on PostgreSQL and Spark: the same templates, the same numbers as DuckDB (1e-9) for
-the same seed (the hashed replicates are portable integer arithmetic and MD5). Starts its own
-server and session (tests/engines.py); slow, like tests/test_postgres.py and test_spark.py."""
+the same seed (the hashed replicates are portable integer arithmetic and MD5). Uses the
+PostgreSQL server and the Spark session of the run (tests/conftest.py); slow, like
+tests/test_postgres.py and test_spark.py."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
 import scipy.stats
-from engines import postgres_server, spark_session, unavailable
 
 import sqlmetrics
 from tests.test_compare import METRICS, make_data
 
 
 @pytest.fixture(scope="module")
-def pg():
-    try:
-        import adbc_driver_postgresql.dbapi
-    except ImportError:
-        unavailable("adbc-driver-postgresql is not installed: pip install -e '.[postgres]'")
-    with postgres_server() as uri:
-        con = adbc_driver_postgresql.dbapi.connect(uri)
-        yield con
-        con.close()
+def pg(pg_uri):
+    import adbc_driver_postgresql.dbapi
 
-
-@pytest.fixture(scope="module")
-def spark():
-    with spark_session() as session:
-        yield session
+    con = adbc_driver_postgresql.dbapi.connect(pg_uri)
+    yield con
+    con.close()
 
 
 def close(a: pa.Table, b: pa.Table, skip=()) -> None:

@@ -20,7 +20,6 @@ from cross_engine import (
     check_graded_actions_and_rank,
     metric_names,
 )
-from engines import postgres_server, unavailable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import FAST, cutoffs, eval_data
@@ -28,16 +27,6 @@ from strategies import FAST, cutoffs, eval_data
 import sqlmetrics
 
 SETTINGS = settings(FAST, max_examples=15)
-
-
-@pytest.fixture(scope="module")
-def pg_uri():
-    try:
-        import adbc_driver_postgresql.dbapi  # noqa: F401
-    except ImportError:
-        unavailable("adbc-driver-postgresql is not installed: pip install -e '.[postgres]'")
-    with postgres_server() as uri:
-        yield uri
 
 
 @pytest.fixture(scope="module")

@@ -8,21 +8,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from cross_engine import BAD_RECS
-from engines import postgres_server, unavailable
 
 import sqlmetrics
 
 TRUTH = pa.table({"user_id": [1, 2], "item_id": ["a", "b"], "relevance": [1, 1]})
-
-
-@pytest.fixture(scope="module")
-def pg_uri():
-    try:
-        import adbc_driver_postgresql.dbapi  # noqa: F401
-    except ImportError:
-        unavailable("adbc-driver-postgresql is not installed: pip install -e '.[postgres]'")
-    with postgres_server() as uri:
-        yield uri
 
 
 def _rows(con, sql):
