@@ -360,3 +360,19 @@ def test_invariants_on_random_systems(systems, test):
             assert (r["ci_low"], r["ci_high"]) == pytest.approx((-s["ci_high"], -s["ci_low"]), abs=1e-12)
         if same:
             assert r["delta"] == 0 and r["ties"] == r["users"] and r["p_value"] == 1
+
+
+def test_compare_takes_evaluates_keywords_with_the_same_defaults():
+    """compare() spells out evaluate()'s input keywords (for type hints and help()); they must
+    not drift apart."""
+    import inspect
+
+    ours = inspect.signature(sqlmetrics.compare).parameters
+    theirs = inspect.signature(sqlmetrics.evaluate).parameters
+    own = {"by", "per_user", "partitions", "progress", "confidence"}  # evaluate's, not compare's
+    keyword_only = inspect.Parameter.KEYWORD_ONLY
+    shared = [name for name in theirs if name not in own and theirs[name].kind is keyword_only]
+    assert shared, "evaluate() has no keyword-only parameters"
+    for name in shared:
+        assert name in ours, f"compare() lacks evaluate()'s keyword {name!r}"
+        assert ours[name].default == theirs[name].default, name
