@@ -264,3 +264,43 @@ def check_beyond_accuracy_errors(con) -> None:
     bad = pa.table({"item_id": [1, 2], "features": [[1.0], [1.0, 2.0]]})
     with pytest.raises(sqlmetrics.InvalidDataError, match="vectors of different lengths"):
         sqlmetrics.evaluate(con, recs, ["diversity@2"], item_features=bad)
+
+
+def check_exact_sums(con) -> None:
+    """Sums over the whole range of finite doubles on `con` (tests/test_exact_sums.py on
+    DuckDB): grades from 1e-150 to 1e150 (PostgreSQL fails a division that underflows: ndcg
+    of 1e-300 / 1e300) and exponential gains from grade 67 give DuckDB's
+    numbers to 1e-15, per user and as means, and the same bits for shuffled rows."""
+    import random
+
+    rng = random.Random(5)
+    recs_rows, truth_rows = [], []
+    for user in range(40):
+        for item in range(6):
+            recs_rows.append((user, item, float(rng.randint(0, 3))))
+            if rng.random() < 0.7:
+                truth_rows.append((user, item, 10.0 ** rng.uniform(-150, 150)))
+    def table(names, rows):
+        return pa.table({name: [row[i] for row in rows] for i, name in enumerate(names)})
+
+    recs = table(["user_id", "item_id", "score"], recs_rows)
+    truth = table(["user_id", "item_id", "relevance"], truth_rows)
+    metrics = ["ndcg@3", "dcg@3", "idcg@3", "cg@6", "map@6"]
+    for per_user in (False, True):
+        options = dict(truth=truth, threshold=1e-300, per_user=per_user)
+        expected = sqlmetrics.evaluate(DUCKDB, recs, metrics, **options)
+        actual = sqlmetrics.evaluate(con, recs, metrics, **options)
+        for want, got in zip(expected.to_pylist(), actual.to_pylist(), strict=True):
+            for m in metrics:
+                assert got[m] == want[m] or abs(got[m] - want[m]) <= 1e-15 * abs(want[m]), (m, got, want)
+    backwards = [t.take(list(reversed(range(t.num_rows)))) for t in (recs, truth)]
+    assert (sqlmetrics.evaluate(con, backwards[0], metrics, truth=backwards[1], threshold=1e-300).to_pylist()
+            == sqlmetrics.evaluate(con, recs, metrics, truth=truth, threshold=1e-300).to_pylist())
+    # exponential gain from grade 67 (2^67 - 1 > 1e20) and ties="average"
+    grades = table(["user_id", "item_id", "relevance"], [(1, 0, 67.0), (1, 1, 3.0), (1, 2, 70.0)])
+    lists = table(["user_id", "item_id", "score"], [(1, 0, 1.0), (1, 1, 1.0), (1, 2, 0.5)])
+    for ties in ("item_desc", "average"):
+        options = dict(truth=grades, gain="exponential", ties=ties)
+        [want] = sqlmetrics.evaluate(DUCKDB, lists, ["ndcg@2", "dcg@3"], **options).to_pylist()
+        [got] = sqlmetrics.evaluate(con, lists, ["ndcg@2", "dcg@3"], **options).to_pylist()
+        assert all(abs(got[m] - want[m]) <= 1e-15 * abs(want[m]) for m in ("ndcg@2", "dcg@3")), (got, want)

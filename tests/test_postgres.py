@@ -17,6 +17,7 @@ from cross_engine import (
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
     check_engine,
+    check_exact_sums,
     check_graded_actions_and_rank,
     metric_names,
 )
@@ -183,6 +184,10 @@ def test_truth_duplicates(pg):
 
 def test_beyond_accuracy_matches_duckdb(pg):
     check_beyond_accuracy(pg)
+
+
+def test_exact_sums_over_the_whole_double_range(pg):
+    check_exact_sums(pg)
 
 
 def test_beyond_accuracy_input_errors(pg):

@@ -21,6 +21,7 @@ from cross_engine import (
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
     check_engine,
+    check_exact_sums,
     check_graded_actions_and_rank,
     metric_names,
 )
@@ -141,6 +142,10 @@ def test_bad_input_raises(spark, recs, error, message):
 
 def test_beyond_accuracy_matches_duckdb(spark):
     check_beyond_accuracy(spark)
+
+
+def test_exact_sums_over_the_whole_double_range(spark):
+    check_exact_sums(spark)
 
 
 def test_beyond_accuracy_input_errors(spark):
