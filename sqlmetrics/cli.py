@@ -151,7 +151,7 @@ CONFIG (TOML; relative paths are relative to the working directory):
   add_to_cart = 2
   view = 1
   [conventions]                         # optional: ties, threshold, gain, empty, missing,
-  missing = "skip"                      #   ap_denominator, duplicates
+  missing = "skip"                      #   ap_denominator, duplicates, truth_duplicates
 
 The results table has one row per (report, period, segment, metric): report, period_start,
 period_end, segment (a MAP of the by-columns' values), metric, k, value, users, computed_at,
@@ -202,6 +202,8 @@ _CONVENTION_HELP = {
     "missing": "truth users absent from SOURCE: left out, or scored 0 (trec_eval -c)",
     "ap_denominator": "map@k divides by R, or by min(R, k)",
     "duplicates": "check for duplicate (user, item) the pairs that reach the top k, or every row",
+    "truth_duplicates": "several --truth rows of one (user, item), as in an event log: an error, "
+    "the highest grade, or the sum of the grades",
 }
 
 

@@ -61,6 +61,7 @@ def compare(
     missing: str = "skip",
     ap_denominator: str = "relevant",
     duplicates: str = "top_k",
+    truth_duplicates: str = "error",
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -120,7 +121,8 @@ def compare(
             engine, recs, metrics, truth=truth, by=segments + systems, per_user=True, user=user,
             item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
             threshold=threshold, gain=gain, empty=empty, missing=missing,
-            ap_denominator=ap_denominator, duplicates=duplicates, history=history,
+            ap_denominator=ap_denominator, duplicates=duplicates,
+            truth_duplicates=truth_duplicates, history=history,
             catalog=catalog, item_features=item_features, features=features,
         )  # fmt: skip
         dialect = get_dialect(context["dialect"])
