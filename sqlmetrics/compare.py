@@ -18,11 +18,11 @@ import pyarrow as pa
 
 from . import columns as col
 from . import corrections, significance
-from .api import Input, _prepare
+from .api import Input, _prepare, with_truth_hint
 from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
-from .errors import ConventionError, OutOfMemoryError, SqlMetricsError
+from .errors import ConventionError, DuplicateRowError, OutOfMemoryError, SqlMetricsError
 from .metric_names import parse_metrics
 from .templates import render
 
@@ -161,6 +161,8 @@ def compare(
             result = engine.run(text)
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, 1) from None
+        except DuplicateRowError as exc:
+            raise DuplicateRowError(with_truth_hint(str(exc))) from None
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)

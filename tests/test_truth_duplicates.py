@@ -250,7 +250,7 @@ def test_compare_takes_the_convention():
             actual.to_pylist()
             == sqlmetrics.compare(CON, recs, ["ndcg@3"], truth=combined, **options).to_pylist()
         )
-    with pytest.raises(sqlmetrics.DuplicateRowError):
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="truth_duplicates='max'"):
         sqlmetrics.compare(CON, recs, ["ndcg@3"], truth=truth, **options)
 
 
