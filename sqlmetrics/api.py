@@ -53,6 +53,7 @@ def _prepare(
     missing: str,
     ap_denominator: str,
     duplicates: str,
+    truth_duplicates: str = "error",
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -70,6 +71,7 @@ def _prepare(
         missing=missing,
         ap_denominator=ap_denominator,
         duplicates=duplicates,
+        truth_duplicates=truth_duplicates,
     )
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(
@@ -130,6 +132,7 @@ def evaluate(
     missing: str = "skip",
     ap_denominator: str = "relevant",
     duplicates: str = "top_k",
+    truth_duplicates: str = "error",
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -194,6 +197,7 @@ def evaluate(
             missing=missing,
             ap_denominator=ap_denominator,
             duplicates=duplicates,
+            truth_duplicates=truth_duplicates,
             history=history,
             catalog=catalog,
             item_features=item_features,
@@ -218,11 +222,10 @@ def evaluate(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            if engine.dialect != "duckdb":
-                raise
-            raise DuplicateRowError(
-                _with_example(con, exc, recs_source, truth_source, user, item)
-            ) from None
+            message = str(exc)
+            if engine.dialect == "duckdb":
+                message = _with_example(con, exc, recs_source, truth_source, user, item)
+            raise DuplicateRowError(with_truth_hint(message)) from None
     finally:
         engine.release()
 
@@ -299,6 +302,16 @@ def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
     return {**defaults, **options}
+
+
+def with_truth_hint(message: str) -> str:
+    """A duplicate in the truth is usually an event log's repeated event: say what accepts it."""
+    if not message.startswith("truth"):
+        return message
+    return (
+        f"{message} (an event log? truth_duplicates='max' counts the highest grade, 'sum' adds "
+        "the grades up)"
+    )
 
 
 def _with_example(

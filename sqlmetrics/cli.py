@@ -1,8 +1,9 @@
 """The command line: `sqlmetrics evaluate`, `sqlmetrics sql` and `sqlmetrics report`.
 
 Exit status: 0 ok; 2 bad usage, bad input or a failure DuckDB reports (one line on stderr
-saying why); 130 interrupted (Ctrl-C, one line); 1 an unexpected failure (a traceback, for a bug
-report). Also run as `python -m sqlmetrics`."""
+saying why); 3 a report found no data in a period (one line naming it; --allow-empty: 0);
+130 interrupted (Ctrl-C, one line); 1 an unexpected failure (a traceback, for a bug report).
+Also run as `python -m sqlmetrics`."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from .metric_names import parse_metrics
 from .partitions import check_units, suggest_partitions, units_sql
 from .sources import _looks_like_path
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 MAX_PERIODS = 10_000  # a longer range is more likely a typo (1000-01-01) than a wish
 
 # DuckDB errors that come from what the user gave (a file, a column, a value), not from a bug.
@@ -79,6 +80,8 @@ exit status:
   0    ok
   2    bad usage or input, a source that cannot be read, out of memory, or any other
        failure DuckDB reports: one line on stderr that says what failed and why
+  3    report: a period had no data to evaluate (one line on stderr naming every such
+       period; the periods with data are written); --allow-empty makes it 0
   130  interrupted (Ctrl-C): one line; a report keeps the periods it finished
   1    an unexpected failure, a bug: a traceback on stderr, for a bug report
 Each command has its own --help.
@@ -151,12 +154,22 @@ CONFIG (TOML; relative paths are relative to the working directory):
   add_to_cart = 2
   view = 1
   [conventions]                         # optional: ties, threshold, gain, empty, missing,
-  missing = "skip"                      #   ap_denominator, duplicates
+  missing = "skip"                      #   ap_denominator, duplicates, truth_duplicates
 
 The results table has one row per (report, period, segment, metric): report, period_start,
 period_end, segment (a MAP of the by-columns' values), metric, k, value, users, computed_at,
 sqlmetrics_version, config_hash. One process writes a DuckDB file at a time: a second run
 fails at once with a clear message, or waits up to --wait seconds.
+
+exit status:
+  0    ok: every period written (or already done with this config)
+  2    bad usage, a bad config or bad data, a busy warehouse: one line on stderr (the
+       periods before a failing one are kept)
+  3    some period had no data: no recommendations in it, or none of their users has
+       truth in it (an upstream load that failed?). The periods with data are written,
+       and one line on stderr names every empty period and why; --allow-empty exits 0
+  130  interrupted (Ctrl-C): finished periods are kept, the same command resumes
+  1    an unexpected failure (a bug): a traceback
 
 examples:
   sqlmetrics report warehouse_examples/daily_report.toml                       # yesterday
@@ -202,6 +215,8 @@ _CONVENTION_HELP = {
     "missing": "truth users absent from SOURCE: left out, or scored 0 (trec_eval -c)",
     "ap_denominator": "map@k divides by R, or by min(R, k)",
     "duplicates": "check for duplicate (user, item) the pairs that reach the top k, or every row",
+    "truth_duplicates": "several --truth rows of one (user, item), as in an event log: an error, "
+    "the highest grade, or the sum of the grades",
 }
 
 
@@ -321,6 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="if another process holds the warehouse, wait up to this long [0: fail at once]",
     )  # fmt: skip
     report.add_argument("-q", "--quiet", action="store_true", help="no progress and no results table")
+    report.add_argument(
+        "--allow-empty", action="store_true",
+        help="a period without data is no failure: exit 0, not 3 (its stored rows are kept)",
+    )  # fmt: skip
     report.set_defaults(handler=_report)
     from . import compare_cli  # `sqlmetrics compare` lives in its own module
 
@@ -557,7 +576,7 @@ def _report(args: argparse.Namespace) -> int:
     from .progress import Progress
     from .reports import formats, html, results_table
     from .reports.config import ReportConfigError, check_timezone, load_config
-    from .reports.runner import curves, run_report
+    from .reports.runner import curves, empty_periods_message, run_report
     from .reports.warehouse import connect
 
     if args.wait < 0:
@@ -603,6 +622,11 @@ def _report(args: argparse.Namespace) -> int:
                 print(f"wrote {args.html}", file=sys.stderr)
     finally:
         con.close()
+    empty = empty_periods_message(config.name, outcomes)
+    if empty and not args.allow_empty:
+        # an empty period is most often an upstream load that failed: wake whoever owns the cron
+        _say(f"sqlmetrics report {empty}; --allow-empty exits 0 for this")
+        return EXIT_NO_DATA
     return EXIT_OK
 
 

@@ -18,11 +18,11 @@ import pyarrow as pa
 
 from . import columns as col
 from . import corrections, significance
-from .api import Input, _prepare
+from .api import Input, _prepare, with_truth_hint
 from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
-from .errors import ConventionError, OutOfMemoryError, SqlMetricsError
+from .errors import ConventionError, DuplicateRowError, OutOfMemoryError, SqlMetricsError
 from .metric_names import parse_metrics
 from .templates import render
 
@@ -61,6 +61,7 @@ def compare(
     missing: str = "skip",
     ap_denominator: str = "relevant",
     duplicates: str = "top_k",
+    truth_duplicates: str = "error",
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -120,7 +121,8 @@ def compare(
             engine, recs, metrics, truth=truth, by=segments + systems, per_user=True, user=user,
             item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
             threshold=threshold, gain=gain, empty=empty, missing=missing,
-            ap_denominator=ap_denominator, duplicates=duplicates, history=history,
+            ap_denominator=ap_denominator, duplicates=duplicates,
+            truth_duplicates=truth_duplicates, history=history,
             catalog=catalog, item_features=item_features, features=features,
         )  # fmt: skip
         dialect = get_dialect(context["dialect"])
@@ -159,6 +161,8 @@ def compare(
             result = engine.run(text)
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, 1) from None
+        except DuplicateRowError as exc:
+            raise DuplicateRowError(with_truth_hint(str(exc))) from None
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)

@@ -15,6 +15,7 @@ CHOICES = {
     "missing": ("skip", "zero"),
     "ap_denominator": ("relevant", "min_k"),
     "duplicates": ("top_k", "all"),
+    "truth_duplicates": ("error", "max", "sum"),
 }
 
 
@@ -28,7 +29,10 @@ class Conventions:
     ap_denominator: map@k divides by R ("relevant") or by min(R, k) ("min_k").
     duplicates: which (user, item) pairs of the recommendations are checked for duplicates:
       "top_k" those that reach a user's evaluated list (the only ones that can change a number;
-      free), "all" every row (one more hash aggregation over the whole input)."""
+      free), "all" every row (one more hash aggregation over the whole input).
+    truth_duplicates: several truth rows for one (user, item), as in an event log: "error"
+      (trec_eval refuses them; action grades keep the highest), "max" (the highest grade
+      counts) or "sum" (the grades add up, then meet the threshold)."""
 
     ties: str = "item_desc"
     threshold: float = 1
@@ -37,6 +41,7 @@ class Conventions:
     missing: str = "skip"
     ap_denominator: str = "relevant"
     duplicates: str = "top_k"
+    truth_duplicates: str = "error"
 
     def __post_init__(self) -> None:
         for field, allowed in CHOICES.items():

@@ -255,6 +255,8 @@ def build_context(
         "missing": conventions.missing,
         "ap_denominator": conventions.ap_denominator,
         "duplicates": conventions.duplicates,
+        # several truth rows of one (user, item): refused, the highest grade, or their sum
+        "truth_duplicates": conventions.truth_duplicates,
         "per_user": per_user,
         # partitions=N (partitions.py) fills "partition" per statement; users hash alike in
         # every input once integers of any width are cast to one type

@@ -264,3 +264,77 @@ def check_beyond_accuracy_errors(con) -> None:
     bad = pa.table({"item_id": [1, 2], "features": [[1.0], [1.0, 2.0]]})
     with pytest.raises(sqlmetrics.InvalidDataError, match="vectors of different lengths"):
         sqlmetrics.evaluate(con, recs, ["diversity@2"], item_features=bad)
+
+
+def event_log_data(seed: int = 18):
+    """Random recs in two groups and a truth log that repeats (user, item) rows, each copy with
+    its own grade (negative and fractional ones too), as reference rows and as Arrow tables."""
+    import random
+
+    from strategies import SCORES, STR_ITEMS
+
+    rng = random.Random(seed)
+    recs, truth = [], []
+    for user in range(1, 41):
+        for group in ("m1", "m2"):
+            if rng.random() < 0.8:
+                for item in rng.sample(STR_ITEMS, rng.randint(1, 6)):
+                    recs.append({"user": user, "item": item, "score": rng.choice(SCORES), "group": group})
+        if rng.random() < 0.85:
+            for item in rng.sample(STR_ITEMS, rng.randint(1, 5)):
+                for _ in range(rng.choice((1, 1, 2, 3, 4))):
+                    grade = rng.choice((-1, 0, 0.5, 1, 1, 2, 3))
+                    truth.append({"user": user, "item": item, "relevance": grade})
+    rng.shuffle(truth)
+    recs_table = pa.table({
+        "user_id": [r["user"] for r in recs], "item_id": [r["item"] for r in recs],
+        "score": [float(r["score"]) for r in recs], "model": [r["group"] for r in recs],
+    })  # fmt: skip
+    truth_table = pa.table({
+        "user_id": [r["user"] for r in truth], "item_id": [r["item"] for r in truth],
+        "relevance": [float(r["relevance"]) for r in truth],
+    })  # fmt: skip
+    return recs, truth, recs_table, truth_table
+
+
+def check_truth_duplicates(con) -> None:
+    """truth_duplicates='max' and 'sum' on `con` equal the reference per user and DuckDB per
+    group, to 1e-9; action grades add up under 'sum'; fcp and serendipity read the same
+    grades; the default still refuses the repeated pairs."""
+    import pytest
+
+    recs, truth, recs_table, truth_table = event_log_data()
+    metrics = [f"{m}@{k}" for m in reference.CUTOFF_METRICS for k in (1, 3, 5)] + ["r_precision"]
+    for how, conventions in (("max", {"threshold": 2}), ("sum", {"threshold": 2, "missing": "zero"})):
+        options = dict(truth=truth_table, by="model", truth_duplicates=how, **conventions)
+        expected, _ = reference.evaluate(recs, metrics, truth, truth_duplicates=how, **conventions)
+        rows = sqlmetrics.evaluate(con, recs_table, metrics, per_user=True, **options).to_pylist()
+        actual = _keyed(rows, lambda row: (row["model"], row["user_id"]))
+        assert set(actual) == set(expected)
+        for key, values in expected.items():
+            wrong = {m: (actual[key][m], values[m]) for m in metrics if not close(actual[key][m], values[m])}
+            assert not wrong, f"{how} {key}: (engine, reference) = {wrong}"
+        assert_close_tables(
+            sqlmetrics.evaluate(con, recs_table, metrics, **options),
+            sqlmetrics.evaluate(DUCKDB, recs_table, metrics, **options),
+        )
+        history = recs_table.select(["user_id", "item_id"])
+        beyond = dict(options, history=history)
+        assert_close_tables(
+            sqlmetrics.evaluate(con, recs_table, ["fcp", "serendipity@3", "ndcg@3"], **beyond),
+            sqlmetrics.evaluate(DUCKDB, recs_table, ["fcp", "serendipity@3", "ndcg@3"], **beyond),
+        )
+    names = ["purchase", "add_to_cart", "view", "dislike", "share"]
+    events = truth_table.drop(["relevance"]).append_column(
+        "event_type", pa.array([names[i % len(names)] for i in range(truth_table.num_rows)])
+    )
+    grades = {"purchase": 3, "add_to_cart": 2, "view": 1, "dislike": -2}
+    graded = [{**r, "relevance": grades.get(names[i % len(names)], 0)} for i, r in enumerate(truth)]
+    options = dict(truth=events, by="model", action="event_type", relevance=grades, truth_duplicates="sum")
+    expected, _ = reference.evaluate(recs, ["ndcg@5", "precision@3"], graded, truth_duplicates="sum")
+    rows = sqlmetrics.evaluate(con, recs_table, ["ndcg@5", "precision@3"], per_user=True, **options)
+    actual = _keyed(rows.to_pylist(), lambda row: (row["model"], row["user_id"]))
+    assert set(actual) == set(expected)
+    assert all(close(actual[k][m], v[m]) for k, v in expected.items() for m in ("ndcg@5", "precision@3"))
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="has a duplicate .*truth_duplicates='max'"):
+        sqlmetrics.evaluate(con, recs_table, ["ndcg@3"], truth=truth_table, by="model")

@@ -148,6 +148,19 @@ def user_metrics(
     }
 
 
+def combine_truth(truth: list[dict], how: str = "error") -> list[dict]:
+    """One row per (user, item) of a truth that may repeat pairs (an event log), as the
+    truth_duplicates convention reads it: "error" refuses a repeated pair, "max" keeps its
+    highest grade, "sum" adds its grades up."""
+    grades: dict[tuple, list[float]] = defaultdict(list)
+    for row in truth:
+        grades[(row["user"], row["item"])].append(row["relevance"])
+    if how == "error" and any(len(g) > 1 for g in grades.values()):
+        raise ValueError("a (user, item) pair occurs twice in the truth")
+    pick = {"error": max, "max": max, "sum": sum}[how]
+    return [{"user": u, "item": i, "relevance": pick(g)} for (u, i), g in grades.items()]
+
+
 def evaluate(
     recs: list[dict],
     metrics: list[str],
@@ -159,6 +172,7 @@ def evaluate(
     empty: str = "zero",
     missing: str = "skip",
     ap_denominator: str = "relevant",
+    truth_duplicates: str = "error",
 ) -> tuple[dict, dict]:
     """Evaluate like sqlmetrics.evaluate.
 
@@ -180,7 +194,7 @@ def evaluate(
             evaluated[key] = (scores, judgments[key])
     else:
         by_user: dict = defaultdict(dict)
-        for row in truth:
+        for row in combine_truth(truth, truth_duplicates):
             by_user[row["user"]][row["item"]] = row["relevance"]
         for (group, user), scores in lists.items():
             if user in by_user:  # recs users without truth are not evaluated

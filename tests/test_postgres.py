@@ -18,6 +18,7 @@ from cross_engine import (
     check_beyond_accuracy_errors,
     check_engine,
     check_graded_actions_and_rank,
+    check_truth_duplicates,
     metric_names,
 )
 from hypothesis import given, settings
@@ -156,6 +157,10 @@ def test_result_is_plain_arrow(pg):
 
 def test_graded_actions_and_rank_column(pg):
     check_graded_actions_and_rank(pg, "it's")
+
+
+def test_truth_duplicates_max_and_sum(pg):
+    check_truth_duplicates(pg)
 
 
 # ---- bad input: the statement's own checks, and the connection afterwards ------------------------

@@ -22,6 +22,7 @@ from cross_engine import (
     check_beyond_accuracy_errors,
     check_engine,
     check_graded_actions_and_rank,
+    check_truth_duplicates,
     metric_names,
 )
 from hypothesis import assume, given, settings
@@ -127,6 +128,10 @@ def test_result_is_arrow_with_duckdb_schema(spark):
 
 def test_graded_actions_and_rank_column(spark):
     check_graded_actions_and_rank(spark, "it's \\ odd")
+
+
+def test_truth_duplicates_max_and_sum(spark):
+    check_truth_duplicates(spark)
 
 
 # ---- bad input -----------------------------------------------------------------------------------

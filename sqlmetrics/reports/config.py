@@ -13,7 +13,8 @@ results_table = "sqlmetrics_results"
 
 [columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
-[conventions]   # ties, threshold, gain, empty, missing, ap_denominator, duplicates
+[conventions]   # ties, threshold, gain, empty, missing, ap_denominator, duplicates,
+                # truth_duplicates
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ _TOP = {
 }  # fmt: skip
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
 _CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
+# conventions added after reports existed, with their defaults: they enter the hash only when
+# set otherwise, so that the periods of older configs are not all redone
+_LATER = {"truth_duplicates": "error"}
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
@@ -92,8 +96,9 @@ class ReportConfig:
         """sha256 of what decides the numbers: sources, time columns, period, time zone, metrics,
         segments, columns, grades and conventions (defaults filled in). Not the name, the
         warehouse path or the results table, so moving the warehouse does not redo finished
-        periods. The time zone enters only when it is not the default UTC, so the configs of
-        before the time zone existed keep their hash (their periods are not all redone).
+        periods. The time zone enters only when it is not the default UTC, and truth_duplicates
+        only when it is not "error", so the configs of before they existed keep their hash
+        (their periods are not all redone).
 
         >>> a = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
         ...                       "time_column": "day", "metrics": ["ndcg@10"]})
@@ -114,7 +119,11 @@ class ReportConfig:
             "by": list(self.by),
             "columns": dict(sorted(self.columns.items())),
             "grades": dict(sorted(self.grades.items())),
-            "conventions": {name: getattr(self.conventions, name) for name in sorted(_CONVENTIONS)},
+            "conventions": {
+                name: getattr(self.conventions, name)
+                for name in sorted(_CONVENTIONS)
+                if name not in _LATER or getattr(self.conventions, name) != _LATER[name]
+            },
         }
         text = json.dumps(decisive, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()

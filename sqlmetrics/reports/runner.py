@@ -35,12 +35,15 @@ _INSTANT_TYPE = "TIMESTAMP WITH TIME ZONE"
 @dataclass(frozen=True)
 class PeriodOutcome:
     """What happened to one period: 'written' (rows), 'skipped' (done before with this config)
-    or 'no data' (no user to evaluate; the stored rows, if any, are kept)."""
+    or 'no data' (no user to evaluate; the stored rows, if any, are kept). empty: for 'no
+    data', why: 'recommendations' (they have no row in the period) or 'truth' (none of their
+    users has a truth row in it)."""
 
     period: Period
     status: str
     rows: int
     seconds: float
+    empty: str | None = None
 
 
 def _version() -> str:
@@ -128,6 +131,43 @@ def evaluate_period(
     return result.filter(pc.greater(result["users"], 0))
 
 
+_WHY_EMPTY = {
+    "recommendations": "no recommendations in the period",
+    "truth": "no truth for the recommended users in the period",
+}
+
+
+def _has_recommendations(con: duckdb.DuckDBPyConnection, config: ReportConfig, period: Period) -> bool:
+    """Whether the recommendations have a row in the period: asked only of a period in which
+    nothing was evaluated, to say why (an empty upstream load, or a truth without their users)."""
+    recs, _ = period_inputs(con, config, period)
+    return bool(recs.limit(1).fetchall())
+
+
+def empty_periods_message(name: str, outcomes: list[PeriodOutcome]) -> str | None:
+    """One line naming every period that had nothing to evaluate, and why; None if none.
+
+    >>> import datetime
+    >>> day = lambda d: Period(datetime.date(2026, 11, d), datetime.date(2026, 11, d + 1))
+    >>> outcomes = [PeriodOutcome(day(1), "written", 10, 0.1),
+    ...             PeriodOutcome(day(2), "no data", 0, 0.1, "recommendations"),
+    ...             PeriodOutcome(day(3), "no data", 0, 0.1, "truth")]
+    >>> for part in empty_periods_message("daily_ab", outcomes).split(", 2026"):
+    ...     print(part)
+    daily_ab: no data for 2026-11-02 (no recommendations in the period)
+    -11-03 (no truth for the recommended users in the period); the 1 other period is in the results table
+    """
+    empty = [o for o in outcomes if o.status == "no data"]
+    if not empty:
+        return None
+    named = ", ".join(f"{o.period.label} ({_WHY_EMPTY[o.empty or 'recommendations']})" for o in empty)
+    others = len(outcomes) - len(empty)
+    rest = ""
+    if others:
+        rest = f"; the {others} other period{'s are' if others > 1 else ' is'} in the results table"
+    return f"{name}: no data for {named}{rest}"
+
+
 def run_report(
     con: duckdb.DuckDBPyConnection,
     config: ReportConfig,
@@ -179,8 +219,9 @@ def run_report(
                 except SqlMetricsError as exc:
                     raise type(exc)(f"{config.name} {period.label}: {exc}") from None
                 if result.num_rows == 0:
-                    outcome = PeriodOutcome(period, "no data", 0, time.monotonic() - started)
-                    note = "no data (stored rows, if any, kept)"
+                    empty = "truth" if _has_recommendations(con, config, period) else "recommendations"
+                    outcome = PeriodOutcome(period, "no data", 0, time.monotonic() - started, empty)
+                    note = f"no data: {_WHY_EMPTY[empty]} (stored rows, if any, kept)"
                 else:
                     segment_columns = result.column_names[: len(config.by)]  # as the source spells them
                     stamp = results_table.Stamp(config.name, period, now(), version, config.hash)
