@@ -22,10 +22,11 @@ from .errors import (
     SqlMetricsError,
 )
 from .identifiers import quote_identifier
-from .metric_names import parse_metrics
+from .metric_names import RequestedMetric, parse_metrics
 from .partitions import check as check_partitions
 from .partitions import evaluate_in_partitions
 from .plan import ColumnNames, build_context
+from .profiles import conventions_by_metric
 from .sources import Source
 from .templates import render
 
@@ -46,13 +47,14 @@ def _prepare(
     rank: str | None,
     relevance: str | Mapping[str, float] | None,
     action: str | None,
-    ties: str,
-    threshold: float,
-    gain: str,
-    empty: str,
-    missing: str,
-    ap_denominator: str,
-    duplicates: str,
+    ties: str | None,
+    threshold: float | str | None,
+    gain: str | None,
+    empty: str | None,
+    missing: str | None,
+    ap_denominator: str | None,
+    duplicates: str | None,
+    profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -62,15 +64,17 @@ def _prepare(
     # the engine's own dialect, unless sql() renders for another (engines.Described has none)
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
-    conventions = Conventions(
-        ties=ties,
-        threshold=threshold,
-        gain=gain,
-        empty=empty,
-        missing=missing,
-        ap_denominator=ap_denominator,
-        duplicates=duplicates,
-    )
+    explicit = {
+        "ties": ties, "threshold": threshold, "gain": gain, "empty": empty, "missing": missing,
+        "ap_denominator": ap_denominator, "duplicates": duplicates,
+    }  # fmt: skip
+    # the metrics that share their conventions, in the order requested (one group unless a
+    # profile gives a metric conventions of its own: Microsoft Recommenders' ndcg)
+    convention_groups: dict[Conventions, list[RequestedMetric]] = {}
+    for m, conventions in zip(
+        requested, conventions_by_metric(profile, explicit, [m.name for m in requested]), strict=True
+    ):
+        convention_groups.setdefault(conventions, []).append(m)
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(
         user=user,
@@ -93,20 +97,72 @@ def _prepare(
         for source in (recs_source, truth_source, *extra.values()):
             if source is not None:
                 source.sql = from_item(source, dialect)
-    context = build_context(
-        recs_source,
-        truth_source,
-        requested,
-        names,
-        conventions,
-        groups,
-        per_user,
-        history=extra.get("history"),
-        catalog=extra.get("catalog"),
-        item_features=extra.get("item_features"),
-        dialect=dialect,
-    )
-    return get_dialect(dialect).template, context, recs_source, truth_source, list(extra.values())
+    contexts = [
+        build_context(
+            recs_source,
+            truth_source,
+            group,
+            names,
+            conventions,
+            groups,
+            per_user,
+            history=extra.get("history"),
+            catalog=extra.get("catalog"),
+            item_features=extra.get("item_features"),
+            dialect=dialect,
+        )
+        for conventions, group in convention_groups.items()
+    ]
+    sources = (recs_source, truth_source, list(extra.values()))
+    if len(contexts) == 1:
+        return get_dialect(dialect).template, contexts[0], *sources
+    context = _grouped_context(get_dialect(dialect), contexts, list(convention_groups), requested, per_user)
+    return GROUPED_TEMPLATE, context, *sources
+
+
+GROUPED_TEMPLATE = "convention_groups.sql.j2"
+
+
+def _grouped_context(
+    dialect, contexts: list[dict[str, Any]], conventions: list[Conventions], requested, per_user: bool
+) -> dict[str, Any]:
+    """The context of sql/convention_groups.sql.j2: one evaluate statement per group of
+    metrics that share their conventions, joined into the table one statement would give."""
+    part_of = {}
+    for i, context in enumerate(contexts):
+        for m in context["metrics"] + ((context["beyond"] or {}).get("metrics") or []):
+            part_of[m["column"]] = i
+    # who a mean is over: the metrics whose users differ from the first metric's get a count
+    counted = [(c.missing, c.empty, c.threshold if c.empty != "zero" else None) for c in conventions]
+    first = part_of[dialect.quote_identifier(requested[0].label)]
+    columns = []
+    for m in requested:
+        column = dialect.quote_identifier(m.label)
+        part = part_of[column]
+        users = None
+        if counted[part] != counted[first]:
+            users = dialect.quote_identifier(f"{m.label}_users")
+        columns.append({"part": f"_c{part}", "column": column, "users": users})
+    head = contexts[0]
+    return {
+        "dialect": dialect.name,
+        "parts": [{"alias": f"_c{i}", "context": c} for i, c in enumerate(contexts)],
+        "columns": columns,
+        "groups": head["groups"],
+        "user_name": head["user_name"],
+        "user_is_text": head["recs"]["user_is_text"],
+        "per_user": per_user,
+        "fail_function": "error",
+        "render_part": _render_part,
+        "beyond": None,  # (partitions=N refuses grouped metrics before it looks)
+        "partition": None,
+    }
+
+
+def _render_part(context: dict[str, Any], per_user: bool, fail_function: str) -> str:
+    """One group's statement, as sql/convention_groups.sql.j2 embeds it."""
+    part = {**context, "per_user": per_user, "fail_function": fail_function}
+    return render(get_dialect(context["dialect"]).template, part).rstrip("\n")
 
 
 def evaluate(
@@ -123,13 +179,14 @@ def evaluate(
     rank: str | None = None,
     relevance: str | Mapping[str, float] | None = None,
     action: str | None = None,
-    ties: str = "item_desc",
-    threshold: float = 1,
-    gain: str = "linear",
-    empty: str = "zero",
-    missing: str = "skip",
-    ap_denominator: str = "relevant",
-    duplicates: str = "top_k",
+    ties: str | None = None,
+    threshold: float | str | None = None,
+    gain: str | None = None,
+    empty: str | None = None,
+    missing: str | None = None,
+    ap_denominator: str | None = None,
+    duplicates: str | None = None,
+    profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -161,6 +218,11 @@ def evaluate(
     is over) and one float64 column per metric, named as requested; with per_user=True, one row
     per (group, user) instead. The conventions' defaults reproduce trec_eval's numbers (trec_eval
     10.0 without -c refuses a run that lacks a judged user; see docs/conventions.md).
+    profile: another tool's conventions by name: "trec_eval" (the default), "recommenders",
+    "ranx", "sklearn", "spark" or "evidently"; a convention keyword given (not None) overrides
+    it. A profile whose metrics average over different users (Microsoft Recommenders' ndcg and
+    precision) still runs one statement, and a mean over other users than the first metric's
+    gets its own `<metric>_users` count.
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
@@ -171,6 +233,10 @@ def evaluate(
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
     >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth, partitions=2).to_pylist()
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
+    >>> truth3 = pa.table({"user_id": [1, 2, 3], "item_id": ["b", "c", "d"]})
+    >>> sqlmetrics.evaluate(con, recs, ["precision@2", "ndcg@2"], truth=truth3,
+    ...                     profile="recommenders").to_pylist()  # ndcg over every truth user
+    [{'users': 2, 'precision@2': 0.5, 'ndcg@2': 0.5436432511904858, 'ndcg@2_users': 3}]
     """
     engine = for_connection(con, describe_only=False)
     try:
@@ -194,6 +260,7 @@ def evaluate(
             missing=missing,
             ap_denominator=ap_denominator,
             duplicates=duplicates,
+            profile=profile,
             history=history,
             catalog=catalog,
             item_features=item_features,
@@ -201,6 +268,12 @@ def evaluate(
         )
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
+        if template == GROUPED_TEMPLATE and partitions != 1:
+            raise ConventionError(
+                f"partitions={partitions} cannot evaluate metrics under different conventions "
+                f"together ({_grouped_labels(context)}: profile={profile!r}); evaluate each "
+                "group in its own call"
+            )
         partitions = check_partitions(partitions, engine.dialect, context)
         if confidence is not None:
             intervals.check(confidence, per_user, partitions)
@@ -286,6 +359,12 @@ def sql(
         return text
     finally:
         engine.release()
+
+
+def _grouped_labels(context: dict[str, Any]) -> str:
+    return " and ".join(
+        ", ".join(m["column"] for m in part["context"]["metrics"]) for part in context["parts"]
+    )
 
 
 def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:

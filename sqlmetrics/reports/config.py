@@ -13,7 +13,7 @@ results_table = "sqlmetrics_results"
 
 [columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
-[conventions]   # ties, threshold, gain, empty, missing, ap_denominator, duplicates
+[conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, duplicates
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ..conventions import Conventions
 from ..errors import SqlMetricsError
 from ..identifiers import quote_table_name
 from ..metric_names import parse_metrics
+from ..profiles import DEFAULT_PROFILE, conventions_by_metric
 from .periods import parse_unit
 
 if sys.version_info >= (3, 11):
@@ -50,6 +51,7 @@ _TOP = {
 }  # fmt: skip
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
 _CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
+_PROFILE = "profile"  # [conventions] profile = "recommenders": another tool's conventions
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
@@ -72,7 +74,9 @@ class ReportConfig:
     results_table: str = DEFAULT_RESULTS_TABLE
     columns: dict[str, str] = field(default_factory=dict)
     grades: dict[str, float] = field(default_factory=dict)
-    conventions: Conventions = field(default_factory=Conventions)
+    conventions: Conventions = field(default_factory=Conventions)  # trec_eval's, then the keys
+    profile: str | None = None  # [conventions] profile; then `explicit` are the keys given
+    explicit: dict[str, Any] = field(default_factory=dict)
     source: str = "<dict>"  # where it was read from, for messages
 
     @property
@@ -84,7 +88,10 @@ class ReportConfig:
         options: dict[str, Any] = {**self.columns, "by": list(self.by)}
         if self.grades:
             options["relevance"] = dict(self.grades)
-        options.update(dataclasses.asdict(self.conventions))
+        if self.profile is None:
+            options.update(dataclasses.asdict(self.conventions))
+        else:  # the profile's conventions, overridden by the keys given
+            options.update(self.explicit, profile=self.profile)
         return options
 
     @property
@@ -116,6 +123,8 @@ class ReportConfig:
             "grades": dict(sorted(self.grades.items())),
             "conventions": {name: getattr(self.conventions, name) for name in sorted(_CONVENTIONS)},
         }
+        if self.profile is not None:  # (so configs without a profile keep their hash)
+            decisive["profile"] = self.profile
         text = json.dumps(decisive, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -221,9 +230,16 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         raise ReportConfigError(f"{source}: columns.action needs [grades], e.g. purchase = 3")
 
     raw_conventions = _table(data, "conventions", source)
-    _unknown_keys(raw_conventions, _CONVENTIONS, "conventions.", source)
+    _unknown_keys(raw_conventions, _CONVENTIONS | {_PROFILE}, "conventions.", source)
+    explicit = {k: v for k, v in raw_conventions.items() if k != _PROFILE}
+    profile = raw_conventions.get(_PROFILE)
     try:
-        conventions = Conventions(**raw_conventions)
+        if profile is None or profile == DEFAULT_PROFILE:
+            profile = None
+            conventions = Conventions(**explicit)
+        else:
+            # the profile's conventions before the metrics' own (what the hash records)
+            [conventions] = conventions_by_metric(profile, explicit, [""])
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: conventions: {exc}") from None
 
@@ -242,6 +258,8 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         columns=dict(columns),
         grades=dict(grades),
         conventions=conventions,
+        profile=profile,
+        explicit=explicit,
         source=source,
     )
 
