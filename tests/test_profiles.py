@@ -184,6 +184,36 @@ def test_spark_profile_is_mllib_ranking_evaluator(spark):
         for name, (spark_name, k) in checks.items():
             expected = RankingEvaluator(metricName=spark_name, k=k).evaluate(frame)
             close(ours[name], expected, (seed, name))
+    # and the statement of metrics under different conventions runs on Spark itself
+    recs, truth = random_data(5)
+    r = arrow("user_id,item_id,score,model", [(u, i, s, "AB"[(u + i) % 2]) for u, i, s in recs])
+    t = arrow("user_id,item_id,relevance", truth)
+    for per_user_rows in (False, True):
+        options = {"truth": t, "by": "model", "per_user": per_user_rows, "profile": "recommenders"}
+        metrics = [f"recall@{K}", f"ndcg@{K}", f"map@{K}"]
+        on_spark = sqlmetrics.evaluate(spark, r, metrics, **options).to_pylist()
+        on_duckdb = sqlmetrics.evaluate(con, r, metrics, **options).to_pylist()
+        assert [list(row) for row in on_spark] == [list(row) for row in on_duckdb]
+        for mine, theirs in zip(on_spark, on_duckdb, strict=True):
+            for column, value in theirs.items():
+                if isinstance(value, float):
+                    close(mine[column], value, column)
+                else:
+                    assert mine[column] == value, column
+
+
+@pytest.mark.parametrize("dialect", ["spark", "postgres", "bigquery", "snowflake"])
+def test_metrics_under_different_conventions_render_for_every_dialect(dialect):
+    sqlglot = pytest.importorskip("sqlglot")
+    recs = ("recs", {"user_id": "BIGINT", "item_id": "VARCHAR", "score": "DOUBLE", "model": "VARCHAR"})
+    truth = ("truth", {"user_id": "BIGINT", "item_id": "VARCHAR", "relevance": "INTEGER"})
+    for per_user_rows in (False, True):
+        text = sqlmetrics.sql(
+            None, recs, ["precision@3", "ndcg@3"], truth=truth, by="model", per_user=per_user_rows,
+            profile="recommenders", dialect=dialect,
+        )  # fmt: skip
+        assert text.count("_c1") > 1
+        sqlglot.parse_one(text, read=dialect)
 
 
 # --- Microsoft Recommenders -----------------------------------------------------------------
