@@ -268,11 +268,13 @@ def evaluate(
         )
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
-        if template == GROUPED_TEMPLATE and partitions != 1:
+        if template == GROUPED_TEMPLATE and (partitions != 1 or confidence is not None):
+            # (both count one set of users per group; these metrics average over different ones)
+            option = f"partitions={partitions}" if partitions != 1 else f"confidence={confidence}"
             raise ConventionError(
-                f"partitions={partitions} cannot evaluate metrics under different conventions "
-                f"together ({_grouped_labels(context)}: profile={profile!r}); evaluate each "
-                "group in its own call"
+                f"{option} cannot evaluate metrics under different conventions together "
+                f"({_grouped_labels(context)}: profile={profile!r}); evaluate each group in its "
+                "own call"
             )
         partitions = check_partitions(partitions, engine.dialect, context)
         if confidence is not None:

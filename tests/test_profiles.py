@@ -378,12 +378,19 @@ def test_grouped_metrics_per_user_by_and_sql_agree():
     assert compared[1]["users"] == len({u for u, _, _ in truth})  # ndcg pairs every truth user
 
 
-def test_partitions_refuse_metrics_under_different_conventions():
+def test_partitions_and_intervals_refuse_metrics_under_different_conventions():
     r, t = tables(*random_data(2))
     with pytest.raises(ConventionError, match="partitions=2 cannot evaluate"):
         sqlmetrics.evaluate(
             duckdb.connect(), r, ["ndcg@3", "map@3"], truth=t, profile="recommenders", partitions=2
         )
+    with pytest.raises(ConventionError, match="confidence=0.95 cannot evaluate"):
+        sqlmetrics.evaluate(
+            duckdb.connect(), r, ["ndcg@3", "map@3"], truth=t, profile="recommenders", confidence=0.95
+        )
+    # one set of conventions: both work under a profile
+    one = sqlmetrics.evaluate(duckdb.connect(), r, ["map@3"], truth=t, profile="recommenders", partitions=2)
+    assert one.equals(sqlmetrics.evaluate(duckdb.connect(), r, ["map@3"], truth=t, profile="recommenders"))
 
 
 def test_cli_profile(tmp_path, capsys):
