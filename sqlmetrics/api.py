@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from . import intervals
 from .columns import find_column
+from .convention_groups import GROUPED_TEMPLATE, grouped_context, grouped_labels
 from .conventions import Conventions
 from .dialects import from_item
 from .dialects import get as get_dialect
@@ -116,53 +117,8 @@ def _prepare(
     sources = (recs_source, truth_source, list(extra.values()))
     if len(contexts) == 1:
         return get_dialect(dialect).template, contexts[0], *sources
-    context = _grouped_context(get_dialect(dialect), contexts, list(convention_groups), requested, per_user)
+    context = grouped_context(get_dialect(dialect), contexts, list(convention_groups), requested, per_user)
     return GROUPED_TEMPLATE, context, *sources
-
-
-GROUPED_TEMPLATE = "convention_groups.sql.j2"
-
-
-def _grouped_context(
-    dialect, contexts: list[dict[str, Any]], conventions: list[Conventions], requested, per_user: bool
-) -> dict[str, Any]:
-    """The context of sql/convention_groups.sql.j2: one evaluate statement per group of
-    metrics that share their conventions, joined into the table one statement would give."""
-    part_of = {}
-    for i, context in enumerate(contexts):
-        for m in context["metrics"] + ((context["beyond"] or {}).get("metrics") or []):
-            part_of[m["column"]] = i
-    # who a mean is over: the metrics whose users differ from the first metric's get a count
-    counted = [(c.missing, c.empty, c.threshold if c.empty != "zero" else None) for c in conventions]
-    first = part_of[dialect.quote_identifier(requested[0].label)]
-    columns = []
-    for m in requested:
-        column = dialect.quote_identifier(m.label)
-        part = part_of[column]
-        users = None
-        if counted[part] != counted[first]:
-            users = dialect.quote_identifier(f"{m.label}_users")
-        columns.append({"part": f"_c{part}", "column": column, "users": users})
-    head = contexts[0]
-    return {
-        "dialect": dialect.name,
-        "parts": [{"alias": f"_c{i}", "context": c} for i, c in enumerate(contexts)],
-        "columns": columns,
-        "groups": head["groups"],
-        "user_name": head["user_name"],
-        "user_is_text": head["recs"]["user_is_text"],
-        "per_user": per_user,
-        "fail_function": "error",
-        "render_part": _render_part,
-        "beyond": None,  # (partitions=N refuses grouped metrics before it looks)
-        "partition": None,
-    }
-
-
-def _render_part(context: dict[str, Any], per_user: bool, fail_function: str) -> str:
-    """One group's statement, as sql/convention_groups.sql.j2 embeds it."""
-    part = {**context, "per_user": per_user, "fail_function": fail_function}
-    return render(get_dialect(context["dialect"]).template, part).rstrip("\n")
 
 
 def evaluate(
@@ -273,7 +229,7 @@ def evaluate(
             option = f"partitions={partitions}" if partitions != 1 else f"confidence={confidence}"
             raise ConventionError(
                 f"{option} cannot evaluate metrics under different conventions together "
-                f"({_grouped_labels(context)}: profile={profile!r}); evaluate each group in its "
+                f"({grouped_labels(context)}: profile={profile!r}); evaluate each group in its "
                 "own call"
             )
         partitions = check_partitions(partitions, engine.dialect, context)
@@ -361,12 +317,6 @@ def sql(
         return text
     finally:
         engine.release()
-
-
-def _grouped_labels(context: dict[str, Any]) -> str:
-    return " and ".join(
-        ", ".join(m["column"] for m in part["context"]["metrics"]) for part in context["parts"]
-    )
 
 
 def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
