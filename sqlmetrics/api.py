@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from . import intervals
 from .columns import find_column
+from .convention_groups import GROUPED_TEMPLATE, grouped_context, grouped_labels
 from .conventions import Conventions
 from .dialects import from_item
 from .dialects import get as get_dialect
@@ -22,10 +23,11 @@ from .errors import (
     SqlMetricsError,
 )
 from .identifiers import quote_identifier
-from .metric_names import parse_metrics
+from .metric_names import RequestedMetric, parse_metrics
 from .partitions import check as check_partitions
 from .partitions import evaluate_in_partitions
 from .plan import ColumnNames, build_context
+from .profiles import conventions_by_metric
 from .sources import Source
 from .templates import render
 
@@ -46,14 +48,15 @@ def _prepare(
     rank: str | None,
     relevance: str | Mapping[str, float] | None,
     action: str | None,
-    ties: str,
-    threshold: float,
-    gain: str,
-    empty: str,
-    missing: str,
-    ap_denominator: str,
-    duplicates: str,
-    truth_duplicates: str = "error",
+    ties: str | None,
+    threshold: float | str | None,
+    gain: str | None,
+    empty: str | None,
+    missing: str | None,
+    ap_denominator: str | None,
+    duplicates: str | None,
+    truth_duplicates: str | None = None,
+    profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -63,16 +66,18 @@ def _prepare(
     # the engine's own dialect, unless sql() renders for another (engines.Described has none)
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
-    conventions = Conventions(
-        ties=ties,
-        threshold=threshold,
-        gain=gain,
-        empty=empty,
-        missing=missing,
-        ap_denominator=ap_denominator,
-        duplicates=duplicates,
-        truth_duplicates=truth_duplicates,
-    )
+    explicit = {
+        "ties": ties, "threshold": threshold, "gain": gain, "empty": empty, "missing": missing,
+        "ap_denominator": ap_denominator, "duplicates": duplicates,
+        "truth_duplicates": truth_duplicates,
+    }  # fmt: skip
+    # the metrics that share their conventions, in the order requested (one group unless a
+    # profile gives a metric conventions of its own: Microsoft Recommenders' ndcg)
+    convention_groups: dict[Conventions, list[RequestedMetric]] = {}
+    for m, conventions in zip(
+        requested, conventions_by_metric(profile, explicit, [m.name for m in requested]), strict=True
+    ):
+        convention_groups.setdefault(conventions, []).append(m)
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(
         user=user,
@@ -95,20 +100,27 @@ def _prepare(
         for source in (recs_source, truth_source, *extra.values()):
             if source is not None:
                 source.sql = from_item(source, dialect)
-    context = build_context(
-        recs_source,
-        truth_source,
-        requested,
-        names,
-        conventions,
-        groups,
-        per_user,
-        history=extra.get("history"),
-        catalog=extra.get("catalog"),
-        item_features=extra.get("item_features"),
-        dialect=dialect,
-    )
-    return get_dialect(dialect).template, context, recs_source, truth_source, list(extra.values())
+    contexts = [
+        build_context(
+            recs_source,
+            truth_source,
+            group,
+            names,
+            conventions,
+            groups,
+            per_user,
+            history=extra.get("history"),
+            catalog=extra.get("catalog"),
+            item_features=extra.get("item_features"),
+            dialect=dialect,
+        )
+        for conventions, group in convention_groups.items()
+    ]
+    sources = (recs_source, truth_source, list(extra.values()))
+    if len(contexts) == 1:
+        return get_dialect(dialect).template, contexts[0], *sources
+    context = grouped_context(get_dialect(dialect), contexts, list(convention_groups), requested, per_user)
+    return GROUPED_TEMPLATE, context, *sources
 
 
 def evaluate(
@@ -125,14 +137,15 @@ def evaluate(
     rank: str | None = None,
     relevance: str | Mapping[str, float] | None = None,
     action: str | None = None,
-    ties: str = "item_desc",
-    threshold: float = 1,
-    gain: str = "linear",
-    empty: str = "zero",
-    missing: str = "skip",
-    ap_denominator: str = "relevant",
-    duplicates: str = "top_k",
-    truth_duplicates: str = "error",
+    ties: str | None = None,
+    threshold: float | str | None = None,
+    gain: str | None = None,
+    empty: str | None = None,
+    missing: str | None = None,
+    ap_denominator: str | None = None,
+    duplicates: str | None = None,
+    truth_duplicates: str | None = None,
+    profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -164,6 +177,11 @@ def evaluate(
     is over) and one float64 column per metric, named as requested; with per_user=True, one row
     per (group, user) instead. The conventions' defaults reproduce trec_eval's numbers (trec_eval
     10.0 without -c refuses a run that lacks a judged user; see docs/conventions.md).
+    profile: another tool's conventions by name: "trec_eval" (the default), "recommenders",
+    "ranx", "sklearn", "spark" or "evidently"; a convention keyword given (not None) overrides
+    it. A profile whose metrics average over different users (Microsoft Recommenders' ndcg and
+    precision) still runs one statement, and a mean over other users than the first metric's
+    gets its own `<metric>_users` count.
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
@@ -174,6 +192,10 @@ def evaluate(
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
     >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth, partitions=2).to_pylist()
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
+    >>> truth3 = pa.table({"user_id": [1, 2, 3], "item_id": ["b", "c", "d"]})
+    >>> sqlmetrics.evaluate(con, recs, ["precision@2", "ndcg@2"], truth=truth3,
+    ...                     profile="recommenders").to_pylist()  # ndcg over every truth user
+    [{'users': 2, 'precision@2': 0.5, 'ndcg@2': 0.5436432511904858, 'ndcg@2_users': 3}]
     """
     engine = for_connection(con, describe_only=False)
     try:
@@ -198,6 +220,7 @@ def evaluate(
             ap_denominator=ap_denominator,
             duplicates=duplicates,
             truth_duplicates=truth_duplicates,
+            profile=profile,
             history=history,
             catalog=catalog,
             item_features=item_features,
@@ -205,6 +228,14 @@ def evaluate(
         )
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
+        if template == GROUPED_TEMPLATE and (partitions != 1 or confidence is not None):
+            # (both count one set of users per group; these metrics average over different ones)
+            option = f"partitions={partitions}" if partitions != 1 else f"confidence={confidence}"
+            raise ConventionError(
+                f"{option} cannot evaluate metrics under different conventions together "
+                f"({grouped_labels(context)}: profile={profile!r}); evaluate each group in its "
+                "own call"
+            )
         partitions = check_partitions(partitions, engine.dialect, context)
         if confidence is not None:
             intervals.check(confidence, per_user, partitions)

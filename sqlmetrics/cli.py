@@ -26,11 +26,12 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from . import api
-from .conventions import CHOICES, Conventions
+from .conventions import ANY_TRUTH_ROW, CHOICES, Conventions
 from .errors import SqlMetricsError
 from .identifiers import quote_identifier, quote_string
 from .metric_names import parse_metrics
 from .partitions import check_units, suggest_partitions, units_sql
+from .profiles import PROFILES
 from .sources import _looks_like_path
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -153,8 +154,8 @@ CONFIG (TOML; relative paths are relative to the working directory):
   purchase = 3
   add_to_cart = 2
   view = 1
-  [conventions]                         # optional: ties, threshold, gain, empty, missing,
-  missing = "skip"                      #   ap_denominator, duplicates, truth_duplicates
+  [conventions]                         # optional: profile, ties, threshold, gain, empty,
+  missing = "skip"                      #   missing, ap_denominator, duplicates, truth_duplicates
 
 The results table has one row per (report, period, segment, metric): report, period_start,
 period_end, segment (a MAP of the by-columns' values), metric, k, value, users, computed_at,
@@ -182,6 +183,17 @@ examples:
 
 def _comma_list(text: str) -> list[str]:
     return [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
+
+
+def _threshold(text: str) -> float | str:
+    """--threshold: a number (an integer stays one) or 'any'."""
+    if text.strip() == ANY_TRUTH_ROW:
+        return ANY_TRUTH_ROW
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'any'") from None
+    return int(value) if value.is_integer() else value
 
 
 def _memory_size(text: str) -> str:
@@ -247,17 +259,25 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         "actions: purchase=3,add_to_cart=2,view=1",
     )  # fmt: skip
     names.add_argument("--action", help="action column, graded by --relevance action=grade,...")
-    conv = parser.add_argument_group("conventions (defaults reproduce trec_eval; see docs/conventions.md)")
+    conv = parser.add_argument_group(
+        "conventions (defaults reproduce trec_eval, or --profile's tool; see docs/conventions.md)"
+    )
+    conv.add_argument(
+        "--profile", choices=tuple(PROFILES), metavar="TOOL",
+        help="another tool's conventions: " + ", ".join(PROFILES) + "; the options below "
+        "override it [trec_eval]",
+    )  # fmt: skip
     defaults = Conventions()
     for name, choices in CHOICES.items():  # --ties, --gain, --empty, --missing, --ap-denominator, ...
         default = getattr(defaults, name)
         meaning = _CONVENTION_HELP.get(name, "")
         conv.add_argument(
-            f"--{name.replace('_', '-')}", choices=choices, default=default, help=f"{meaning} [{default}]"
+            f"--{name.replace('_', '-')}", choices=choices, help=f"{meaning} [{default}]"
         )
     conv.add_argument(
-        "--threshold", type=float, default=defaults.threshold, help="grade from which an item is relevant [1]"
-    )
+        "--threshold", type=_threshold, metavar="GRADE",
+        help="grade from which an item is relevant, or 'any': every truth row [1]",
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -414,7 +434,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "rank": args.rank,
         "relevance": _relevance(args.relevance),
         "action": args.action,
-        "threshold": int(args.threshold) if float(args.threshold).is_integer() else args.threshold,
+        "threshold": args.threshold,
+        "profile": args.profile,
         **{name: getattr(args, name) for name in CHOICES},
     }
 

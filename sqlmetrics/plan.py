@@ -11,7 +11,7 @@ from numbers import Real
 from typing import Any
 
 from . import columns as col
-from .conventions import Conventions
+from .conventions import ANY_TRUTH_ROW, Conventions
 from .dialects import get as get_dialect
 from .errors import ColumnTypeError, ConventionError, MissingColumnError
 from .identifiers import quote_identifier, quote_string
@@ -203,6 +203,11 @@ def build_context(
         # Only beyond-accuracy metrics that need no relevance: nothing is judged (every row 0).
         recs_ctx["relevance"] = {"kind": "column", "column": "NULL", "grades": [], "is_float": False}
     elif truth is None:
+        if conventions.threshold == ANY_TRUTH_ROW:
+            raise ConventionError(
+                "threshold='any' makes every truth row relevant, so it needs truth=; with the "
+                "relevance in recs, give a number (the grade from which a row is relevant)"
+            )
         if (
             names.action is None
             and names.relevance is None
@@ -219,6 +224,9 @@ def build_context(
             **_keyed_input(recs, user, item, truth, "truth", names, quote_identifier),
             "relevance": _relevance(truth, names, "truth", required=False, dialect=dialect),
         }
+        if conventions.threshold == ANY_TRUTH_ROW:
+            # every truth row is relevant with grade 1: its grade is not read (Recommenders)
+            truth_ctx["relevance"] = {"kind": "constant", "column": None, "grades": [], "is_float": False}
 
     cutoffs = [m.k for m in metrics if not m.definition.beyond or m.definition.uses_lists]
     if not cutoffs:

@@ -13,7 +13,7 @@ results_table = "sqlmetrics_results"
 
 [columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
-[conventions]   # ties, threshold, gain, empty, missing, ap_denominator, duplicates,
+[conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, duplicates,
                 # truth_duplicates
 """
 
@@ -33,6 +33,7 @@ from ..conventions import Conventions
 from ..errors import SqlMetricsError
 from ..identifiers import quote_table_name
 from ..metric_names import parse_metrics
+from ..profiles import DEFAULT_PROFILE, conventions_by_metric
 from .periods import parse_unit
 
 if sys.version_info >= (3, 11):
@@ -54,6 +55,7 @@ _CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, thresh
 # conventions added after reports existed, with their defaults: they enter the hash only when
 # set otherwise, so that the periods of older configs are not all redone
 _LATER = {"truth_duplicates": "error"}
+_PROFILE = "profile"  # [conventions] profile = "recommenders": another tool's conventions
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
@@ -76,7 +78,9 @@ class ReportConfig:
     results_table: str = DEFAULT_RESULTS_TABLE
     columns: dict[str, str] = field(default_factory=dict)
     grades: dict[str, float] = field(default_factory=dict)
-    conventions: Conventions = field(default_factory=Conventions)
+    conventions: Conventions = field(default_factory=Conventions)  # trec_eval's, then the keys
+    profile: str | None = None  # [conventions] profile; then `explicit` are the keys given
+    explicit: dict[str, Any] = field(default_factory=dict)
     source: str = "<dict>"  # where it was read from, for messages
 
     @property
@@ -88,7 +92,10 @@ class ReportConfig:
         options: dict[str, Any] = {**self.columns, "by": list(self.by)}
         if self.grades:
             options["relevance"] = dict(self.grades)
-        options.update(dataclasses.asdict(self.conventions))
+        if self.profile is None:
+            options.update(dataclasses.asdict(self.conventions))
+        else:  # the profile's conventions, overridden by the keys given
+            options.update(self.explicit, profile=self.profile)
         return options
 
     @property
@@ -125,6 +132,8 @@ class ReportConfig:
                 if name not in _LATER or getattr(self.conventions, name) != _LATER[name]
             },
         }
+        if self.profile is not None:  # (so configs without a profile keep their hash)
+            decisive["profile"] = self.profile
         text = json.dumps(decisive, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -230,9 +239,16 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         raise ReportConfigError(f"{source}: columns.action needs [grades], e.g. purchase = 3")
 
     raw_conventions = _table(data, "conventions", source)
-    _unknown_keys(raw_conventions, _CONVENTIONS, "conventions.", source)
+    _unknown_keys(raw_conventions, _CONVENTIONS | {_PROFILE}, "conventions.", source)
+    explicit = {k: v for k, v in raw_conventions.items() if k != _PROFILE}
+    profile = raw_conventions.get(_PROFILE)
     try:
-        conventions = Conventions(**raw_conventions)
+        if profile is None or profile == DEFAULT_PROFILE:
+            profile = None
+            conventions = Conventions(**explicit)
+        else:
+            # the profile's conventions before the metrics' own (what the hash records)
+            [conventions] = conventions_by_metric(profile, explicit, [""])
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: conventions: {exc}") from None
 
@@ -251,6 +267,8 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         columns=dict(columns),
         grades=dict(grades),
         conventions=conventions,
+        profile=profile,
+        explicit=explicit,
         source=source,
     )
 

@@ -130,6 +130,10 @@ def replace_period(
                 "name": quote_string(m.name),
                 "k": "NULL" if m.k is None else str(int(m.k)),
                 "column": quote_identifier(m.label),
+                # a mean over other users than the first metric's has its own count (profiles)
+                "users": quote_identifier(
+                    f"{m.label}_users" if f"{m.label}_users" in result.column_names else "users"
+                ),
             }
             for m in parse_metrics(metrics)
         ],
