@@ -90,16 +90,7 @@ def compare(
     >>> [row[c] for c in ("model", "users", "baseline_mean", "mean", "delta", "wins", "ties", "losses")]
     ['B', 2, 1.0, 0.75, -0.25, 0, 1, 1]
     """
-    if test not in TESTS:
-        raise ConventionError(f"test={test!r} is not one of {', '.join(map(repr, TESTS))}")
-    corrections.check(correction)
-    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
-        raise ConventionError(
-            f"confidence must be a number between 0 and 1, got {confidence!r}"
-        )
-    for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    check_options(test, confidence, correction, replicates, seed)
     systems = [by] if isinstance(by, str) else list(by or [])
     segments = [within] if isinstance(within, str) else list(within or [])
     if not systems:
@@ -162,6 +153,28 @@ def compare(
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)
+
+
+def check_options(test: str, confidence: float, correction: str | None, replicates: int, seed: int) -> None:
+    """Refuse a test, confidence, correction, replicates or seed that compare() cannot take
+    (a ConventionError); also what a report's [compare] section is checked with.
+
+    >>> check_options("t", 0.95, "holm", 10_000, 0)
+    >>> check_options("z", 0.95, "holm", 10_000, 0)
+    Traceback (most recent call last):
+    ...
+    sqlmetrics.errors.ConventionError: test='z' is not one of 't', 'wilcoxon', 'randomization', 'bootstrap'
+    """
+    if test not in TESTS:
+        raise ConventionError(f"test={test!r} is not one of {', '.join(map(repr, TESTS))}")
+    corrections.check(correction)
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
+        raise ConventionError(
+            f"confidence must be a number between 0 and 1, got {confidence!r}"
+        )
+    for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
 
 
 def _literal(dialect, recs_source, name: str, value: Any) -> str | None:

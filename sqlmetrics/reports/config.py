@@ -14,6 +14,8 @@ results_table = "sqlmetrics_results"
 [columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
 [conventions]   # ties, threshold, gain, empty, missing, ap_denominator, duplicates
+[compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
+                # correction, replicates, seed, within, results_table: see CompareSection
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ..compare import check_options
 from ..conventions import Conventions
 from ..errors import SqlMetricsError
 from ..identifiers import quote_table_name
@@ -47,12 +50,50 @@ class ReportConfigError(SqlMetricsError):
 _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
+    "compare",
 }  # fmt: skip
+_COMPARE = {"baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table"}
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
 _CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
+DEFAULT_COMPARISONS_TABLE = "sqlmetrics_comparisons"
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
+
+
+@dataclass(frozen=True)
+class CompareSection:
+    """A report's [compare] section: every system (a value of the report's `by` columns that
+    are not `within`) against `baseline`, each period, with sqlmetrics.compare()."""
+
+    baseline: tuple[Any, ...]
+    systems: tuple[str, ...]
+    within: tuple[str, ...] = ()
+    test: str = "t"
+    confidence: float = 0.95
+    correction: str | None = "holm"
+    replicates: int = 10_000
+    seed: int = 0
+    results_table: str = DEFAULT_COMPARISONS_TABLE
+
+    def options(self) -> dict[str, Any]:
+        """sqlmetrics.compare's keywords of the section (by, baseline, test, ...)."""
+        return {
+            "by": list(self.systems),
+            "baseline": self.baseline[0] if len(self.baseline) == 1 else self.baseline,
+            "within": list(self.within) or None,
+            "test": self.test,
+            "confidence": self.confidence,
+            "correction": self.correction,
+            "replicates": self.replicates,
+            "seed": self.seed,
+        }
+
+    def decisive(self) -> dict[str, Any]:
+        """What decides the numbers: all but the results table."""
+        return {k: v for k, v in self.options().items() if k != "baseline"} | {
+            "baseline": list(self.baseline)
+        }
 
 
 @dataclass(frozen=True)
@@ -73,6 +114,7 @@ class ReportConfig:
     columns: dict[str, str] = field(default_factory=dict)
     grades: dict[str, float] = field(default_factory=dict)
     conventions: Conventions = field(default_factory=Conventions)
+    compare: CompareSection | None = None
     source: str = "<dict>"  # where it was read from, for messages
 
     @property
@@ -93,7 +135,8 @@ class ReportConfig:
         segments, columns, grades and conventions (defaults filled in). Not the name, the
         warehouse path or the results table, so moving the warehouse does not redo finished
         periods. The time zone enters only when it is not the default UTC, so the configs of
-        before the time zone existed keep their hash (their periods are not all redone).
+        before the time zone existed keep their hash (their periods are not all redone); the
+        [compare] section only when there is one (it adds the intervals of the means).
 
         >>> a = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
         ...                       "time_column": "day", "metrics": ["ndcg@10"]})
@@ -115,6 +158,7 @@ class ReportConfig:
             "columns": dict(sorted(self.columns.items())),
             "grades": dict(sorted(self.grades.items())),
             "conventions": {name: getattr(self.conventions, name) for name in sorted(_CONVENTIONS)},
+            **({"compare": self.compare.decisive()} if self.compare else {}),
         }
         text = json.dumps(decisive, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -227,6 +271,7 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: conventions: {exc}") from None
 
+    by = _names(data.get("by", []), "by", source)
     return ReportConfig(
         name=name,
         warehouse=warehouse,
@@ -237,12 +282,66 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         truth_time_column=_text(data, "truth_time_column", source, False),
         period=period,
         timezone=timezone,
-        by=_names(data.get("by", []), "by", source),
+        by=by,
         results_table=results_table,
         columns=dict(columns),
         grades=dict(grades),
         conventions=conventions,
+        compare=_compare_section(data, by, results_table, source),
         source=source,
+    )
+
+
+def _compare_section(
+    data: dict[str, Any], by: tuple[str, ...], results_table: str, source: str
+) -> CompareSection | None:
+    """The [compare] section, checked: `within` among `by`, the other by columns the systems,
+    one baseline value for each; correction = "none" for no correction (TOML has no null)."""
+    if "compare" not in data:
+        return None
+    section = _table(data, "compare", source)
+    _unknown_keys(section, _COMPARE, "compare.", source)
+    within = _names(section.get("within", []), "compare.within", source)
+    outside = [w for w in within if w not in by]
+    if outside:
+        raise ReportConfigError(
+            f"{source}: compare.within {outside[0]!r} is not one of the report's by columns "
+            f"({', '.join(by) or 'none'})"
+        )
+    systems = tuple(b for b in by if b not in within)
+    if not systems:
+        raise ReportConfigError(
+            f"{source}: [compare] compares the values of the report's by columns (the systems): "
+            "set by, e.g. by = [\"model\"], with columns that are not compare.within"
+        )
+    if "baseline" not in section:
+        raise ReportConfigError(f"{source}: missing key compare.baseline (a value of {', '.join(systems)})")
+    raw = section["baseline"]
+    baseline = tuple(raw) if isinstance(raw, list) else (raw,)
+    if len(baseline) != len(systems) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in baseline
+    ):
+        raise ReportConfigError(
+            f"{source}: compare.baseline must give one value (a string or a number) for each of "
+            f"the systems' column(s) {', '.join(systems)}, got {raw!r}"
+        )
+    correction = section.get("correction", "holm")
+    options = {
+        "test": section.get("test", "t"),
+        "confidence": section.get("confidence", 0.95),
+        "correction": None if correction == "none" else correction,
+        "replicates": section.get("replicates", 10_000),
+        "seed": section.get("seed", 0),
+    }
+    table = _text(section, "results_table", source, False, "compare.") or DEFAULT_COMPARISONS_TABLE
+    try:
+        check_options(**options)
+        if quote_table_name(table) == quote_table_name(results_table):
+            raise ReportConfigError("compare.results_table must differ from results_table")
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: compare: {exc}") from None
+    return CompareSection(
+        baseline=baseline, systems=systems, within=within, results_table=table, **options
     )
 
 
