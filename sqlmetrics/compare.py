@@ -24,6 +24,8 @@ from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
 from .errors import ConventionError, OutOfMemoryError, SqlMetricsError
 from .metric_names import parse_metrics
+from .partitions import check as check_partitions
+from .partitions import combining_sql
 from .templates import render
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -65,6 +67,8 @@ def compare(
     catalog: Input | None = None,
     item_features: Input | None = None,
     features: str = "features",
+    partitions: int = 1,
+    progress: bool = False,
 ) -> pa.Table:
     """Compare every system (each value of `by`) with `baseline`, paired per unit (user).
 
@@ -75,7 +79,11 @@ def compare(
     Poisson bootstrap: percentile interval and p); the last two draw `replicates` replicates
     in SQL from a hash of (seed, replicate, unit). correction ("holm", "bonferroni", "bh",
     None) adjusts the p-values of all rows together. within: further columns to compare
-    inside each of their segments separately. Every other keyword is evaluate()'s.
+    inside each of their segments separately. partitions: evaluate the units in this many hash
+    partitions, one statement each (DuckDB), as evaluate(partitions=N) does; their per-unit
+    values, the same to the last bit, are then compared in one statement, so every number is
+    the same as without partitions (progress: a line per partition on stderr). Every other
+    keyword is evaluate()'s.
 
     Returns one row per (segment, system, metric): the within and by columns, metric, users
     (paired units), baseline_mean, mean, delta, relative_delta, ci_low, ci_high, p_value,
@@ -114,12 +122,12 @@ def compare(
             ap_denominator=ap_denominator, duplicates=duplicates, history=history,
             catalog=catalog, item_features=item_features, features=features,
         )  # fmt: skip
+        partitions = check_partitions(partitions, engine.dialect, context)
         dialect = get_dialect(context["dialect"])
         groups = context["groups"]
         quantiles = [("lo", repr((1 - confidence) / 2)), ("hi", repr((1 + confidence) / 2))]
         compare_context = {
             "dialect": dialect.name,
-            "per_user_sql": render(template, context).rstrip("\n"),
             "within": [
                 {"alias": f"_w{i}", "name": g["name"], "is_text": g["is_text"]}
                 for i, g in enumerate(groups[: len(segments)])
@@ -145,11 +153,15 @@ def compare(
             "quantiles": quantiles,
             "small_sample": significance.SMALL_SAMPLE,
         }
-        text = render("compare/compare.sql.j2", compare_context)
         try:
-            result = engine.run(text)
+            if partitions == 1:
+                per_user_sql = render(template, context)
+            else:  # the per-unit values of each partition, combined where the statement stood
+                per_user_sql = combining_sql(engine, template, context, partitions, progress)
+            compare_context["per_user_sql"] = per_user_sql.rstrip("\n")
+            result = engine.run(render("compare/compare.sql.j2", compare_context))
         except duckdb.OutOfMemoryException as exc:
-            raise OutOfMemoryError.hint(exc, 1) from None
+            raise OutOfMemoryError.hint(exc, partitions) from None
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)
