@@ -625,7 +625,10 @@ def _comparison(con: duckdb.DuckDBPyConnection, config: Any) -> Any:
         return None
     rows = comparisons.read(con, config.compare.results_table, config.name)
     periods = comparisons.stored_periods(rows)
-    pooled = compare_periods(con, config, periods) if periods else None
+    try:
+        pooled = compare_periods(con, config, periods) if periods else None
+    except SqlMetricsError as exc:  # the sources no longer hold the range (retention), say
+        return html.Comparison(rows, None, config.compare, f"not computed: {_one_line(exc)}")
     return html.Comparison(rows, pooled, config.compare)
 
 

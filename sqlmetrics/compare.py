@@ -223,10 +223,10 @@ def _table(
     correction: str | None,
 ) -> pa.Table:
     kind = result.column("_row_kind").to_pylist()
-    rows = result.filter(pa.array([k == 0 for k in kind])).to_pylist()
+    rows = result.filter(pa.array([k == 0 for k in kind], pa.bool_())).to_pylist()
     details: dict[tuple, list[float]] = {}
     keys = [f"_w{i}" for i in range(len(segments))] + [f"_s{i}" for i in range(len(systems))]
-    for r in result.filter(pa.array([k == 1 for k in kind])).to_pylist():
+    for r in result.filter(pa.array([k == 1 for k in kind], pa.bool_())).to_pylist():
         details.setdefault((*[r[k] for k in keys], r["_k"]), []).append(r["_detail"])
     if not rows:
         raise SqlMetricsError(
@@ -286,7 +286,7 @@ def _table(
         out["unpaired_system"].append(r["_system_units"] - n)
         out["unpaired_baseline"].append(r["_baseline_units"] - n)
     out["p_adjusted"] = corrections.adjust(out["p_value"], correction)
-    stats_rows = pa.array([k == 0 for k in kind])
+    stats_rows = pa.array([k == 0 for k in kind], pa.bool_())
     columns = {
         name: result.column(key).filter(stats_rows)
         for name, key in zip(segments + systems, keys, strict=True)

@@ -407,3 +407,12 @@ def test_partitions_are_checked_like_evaluate_s(data):
     for partitions in (0, "2", True):
         with pytest.raises(sqlmetrics.ConventionError, match="partitions must be a whole number"):
             sqlmetrics.compare(con, recs, METRICS, partitions=partitions, **kw)
+
+
+def test_only_the_baseline_or_no_baseline_is_a_sqlmetrics_error(data):
+    con, recs, truth, _ = data
+    only_a = recs.filter(pa.compute.equal(recs["model"], "A"))
+    with pytest.raises(sqlmetrics.SqlMetricsError, match="no system to compare with baseline='A'"):
+        sqlmetrics.compare(con, only_a, METRICS, truth=truth, by="model", baseline="A")
+    with pytest.raises(sqlmetrics.SqlMetricsError, match="baseline='Z' is not a value of model"):
+        sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="Z")

@@ -4,9 +4,7 @@ intervals; the whole range pooled; the example readout (warehouse_examples/daily
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 from datetime import date, datetime
@@ -29,39 +27,18 @@ from sqlmetrics.reports import (
     run_report,
 )
 from sqlmetrics.reports.runner import compare_periods
+from tests import test_reports
+from tests.test_reports import DAYS, GRADES, METRICS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"]
-GRADES = {"purchase": 3, "add_to_cart": 2, "view": 1}
-DAYS = [date(2026, 11, 1), date(2026, 11, 2), date(2026, 11, 3)]
 INPUTS = {"action": "event_type", "relevance": GRADES}
-
-
-@pytest.fixture(scope="module")
-def built_warehouse(tmp_path_factory) -> Path:
-    spec = importlib.util.spec_from_file_location("mw", ROOT / "warehouse_examples" / "make_warehouse.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    path = tmp_path_factory.mktemp("built") / "warehouse.duckdb"
-    module.build(str(path), users=300, days=3)
-    return path
-
-
-@pytest.fixture
-def warehouse(built_warehouse, tmp_path) -> Path:
-    path = tmp_path / "warehouse.duckdb"
-    shutil.copy(built_warehouse, path)
-    return path
+# the example warehouse of 300 users and 3 days, and a copy of it for each test
+built_warehouse = test_reports.built_warehouse
+warehouse = test_reports.warehouse
 
 
 def make_config(warehouse: Path, compare: dict | None = None, **changes):
-    data = {
-        "name": "daily_ab", "warehouse": str(warehouse), "recommendations": "recommendations",
-        "truth": "events", "time_column": "day", "metrics": METRICS, "by": ["model"],
-        "columns": {"action": "event_type"}, "grades": GRADES,
-        "compare": {"baseline": "A", **(compare or {})}, **changes,
-    }  # fmt: skip
-    return config_from_dict(data)
+    """tests/test_reports.py's config of the example warehouse, with a [compare] section."""
+    return test_reports.make_config(warehouse, compare={"baseline": "A", **(compare or {})}, **changes)
 
 
 def stored(con, table: str) -> list[tuple]:
@@ -94,7 +71,7 @@ def per_user(con, recs, truth) -> dict[str, dict]:
         ({"tset": "t"}, "did you mean 'test'"),
         ({"test": "z"}, "test='z' is not one of"),
         ({"confidence": 1.5}, "confidence must be a number between 0 and 1"),
-        ({"correction": "fdr"}, "correction='fdr'"),
+        ({"correction": "fdr"}, 'compare.correction = \'fdr\' is not one of "holm", "bonferroni", "bh"'),
         ({"replicates": 0}, "replicates must be a whole number"),
         ({"seed": -1}, "seed must be a whole number"),
         ({"baseline": ["A", "B"]}, "one value (a string or a number) for each"),
@@ -365,3 +342,23 @@ def test_the_command_line_prints_the_comparisons_and_the_example_readout_runs(wa
         assert int(row[-1]) == sum(r["users"] for r in days)  # users pooled over the days
         latest = days[-1]
         assert row[5] == f"{latest['delta']:+.4f}"
+
+
+def test_the_page_says_why_the_whole_range_is_missing(warehouse, tmp_path):
+    """Periods stored, their rows gone from the sources (retention): the page is still written,
+    the latest period's comparisons from the table, the whole range's cells empty, and why."""
+    config = tmp_path / "daily.toml"
+    config.write_text(
+        (ROOT / "warehouse_examples" / "daily_report.toml").read_text()
+        .replace('warehouse = "warehouse.duckdb"', f"warehouse = {str(warehouse)!r}")
+    )  # fmt: skip
+    assert cli.main(["report", str(config), "--date", "2026-11-01", "-q"]) == 0
+    con = connect(warehouse)
+    con.execute("DELETE FROM recommendations WHERE model = 'B'").fetchall()
+    con.close()
+    page = tmp_path / "report.html"
+    assert cli.main(["report", str(config), "--date", "2026-11-02", "-q", "--html", str(page)]) == 2
+    assert cli.main(["report", str(config), "--date", "2026-11-01", "-q", "--html", str(page)]) == 0
+    summary = page.read_text().split('<table class="summary">', 1)[1].split("</table>", 1)[0]
+    assert "not computed: no system to compare with baseline=" in summary
+    assert summary.count('<td class="num"></td>') == 4 * len(METRICS)

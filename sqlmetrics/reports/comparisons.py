@@ -4,7 +4,7 @@ and written in the same transaction as the period's metrics (results_table.write
 
 from __future__ import annotations
 
-from datetime import date
+import functools
 
 import duckdb
 import pyarrow as pa
@@ -66,15 +66,9 @@ def write(config: ReportConfig, result: pa.Table) -> results_table.Write:
     )
 
 
-def read(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    report: str,
-    first: date | None = None,
-    last: date | None = None,
-) -> pa.Table:
-    """The stored comparisons of `report` (of the periods starting in [first, last] when given)."""
-    return results_table.read_rows(con, "reports/read_comparisons.sql.j2", table, report, first, last)
+# The stored comparisons of a report (of the periods starting in [first, last] when given):
+# read(con, table, report, first=None, last=None)
+read = functools.partial(results_table.read, template="reports/read_comparisons.sql.j2")
 
 
 def flat(rows: pa.Table, metrics: list[str] | None = None) -> pa.Table:
@@ -83,7 +77,7 @@ def flat(rows: pa.Table, metrics: list[str] | None = None) -> pa.Table:
     then compare()'s statistics; within a period and segment in `metrics` order when given.
 
     >>> import duckdb, pyarrow as pa
-    >>> from datetime import date
+    >>> import functools
     >>> rows = pa.table({"period_start": [date(2026, 11, 1)], "period_end": [date(2026, 11, 2)],
     ...     "segment": pa.array([[]], pa.map_(pa.string(), pa.string())),
     ...     "system": pa.array([[("model", "B")]], pa.map_(pa.string(), pa.string())),

@@ -326,6 +326,11 @@ def _compare_section(
             f"the systems' column(s) {', '.join(systems)}, got {raw!r}"
         )
     correction = section.get("correction", "holm")
+    if correction not in ("holm", "bonferroni", "bh", "none"):
+        raise ReportConfigError(
+            f"{source}: compare.correction = {correction!r} is not one of \"holm\", \"bonferroni\", "
+            "\"bh\" or \"none\""
+        )
     options = {
         "test": section.get("test", "t"),
         "confidence": section.get("confidence", 0.95),

@@ -215,6 +215,7 @@ class Comparison:
     rows: pa.Table
     pooled: pa.Table | None
     section: CompareSection
+    why_not_pooled: str = ""  # why pooled is None, shown in its place
 
 
 def _comparison_section(comparison: Comparison, metrics: list[str]) -> list[str]:
@@ -226,7 +227,8 @@ def _comparison_section(comparison: Comparison, metrics: list[str]) -> list[str]
     keys = [*section.within, *section.systems]
     ranges = (
         f"latest period, {periods[-1].label}",
-        f"whole range, {periods[0].label} to {periods[-1].label} ({len(periods)} periods, all users pooled)",
+        f"whole range, {periods[0].label} to {periods[-1].label} ({len(periods)} periods, all users pooled)"
+        + (f": {comparison.why_not_pooled}" if comparison.pooled is None else ""),
     )
     correction = section.correction or "no correction"
     return [

@@ -250,20 +250,11 @@ def read(
     report: str,
     first: date | None = None,
     last: date | None = None,
+    *,
+    template: str = "reports/read_results.sql.j2",
 ) -> pa.Table:
-    """The stored rows of `report` (of the periods starting in [first, last] when given)."""
-    return read_rows(con, "reports/read_results.sql.j2", table, report, first, last)
-
-
-def read_rows(
-    con: duckdb.DuckDBPyConnection,
-    template: str,
-    table: str,
-    report: str,
-    first: date | None = None,
-    last: date | None = None,
-) -> pa.Table:
-    """The stored rows of `report` in a table of reports, read with `template`."""
+    """The stored rows of `report` (of the periods starting in [first, last] when given); of
+    another table of reports with its `template` (comparisons.read)."""
     bounded = first is not None and last is not None
     sql = render(template, {"table": quote_table_name(table), "bounded": bounded})
     params: dict[str, object] = {"report": report}
