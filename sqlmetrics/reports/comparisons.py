@@ -76,8 +76,8 @@ def flat(rows: pa.Table, metrics: list[str] | None = None) -> pa.Table:
     system, metric): period, the segment and system columns, metric as a label ('ndcg@10'),
     then compare()'s statistics; within a period and segment in `metrics` order when given.
 
-    >>> import duckdb, pyarrow as pa
-    >>> import functools
+    >>> import pyarrow as pa
+    >>> from datetime import date
     >>> rows = pa.table({"period_start": [date(2026, 11, 1)], "period_end": [date(2026, 11, 2)],
     ...     "segment": pa.array([[]], pa.map_(pa.string(), pa.string())),
     ...     "system": pa.array([[("model", "B")]], pa.map_(pa.string(), pa.string())),

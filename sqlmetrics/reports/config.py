@@ -64,7 +64,14 @@ _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on 
 @dataclass(frozen=True)
 class CompareSection:
     """A report's [compare] section: every system (a value of the report's `by` columns that
-    are not `within`) against `baseline`, each period, with sqlmetrics.compare()."""
+    are not `within`) against `baseline`, each period, with sqlmetrics.compare().
+
+    >>> config = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
+    ...     "time_column": "day", "metrics": ["ndcg@10"], "by": ["country", "model"],
+    ...     "compare": {"baseline": "A", "within": "country", "correction": "none"}})
+    >>> config.compare.systems, config.compare.options()["baseline"], config.compare.correction
+    (('model',), 'A', None)
+    """
 
     baseline: tuple[Any, ...]
     systems: tuple[str, ...]

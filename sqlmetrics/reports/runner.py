@@ -20,7 +20,7 @@ from .. import columns as col
 from ..api import evaluate
 from ..compare import compare
 from ..errors import ColumnTypeError, SqlMetricsError
-from ..identifiers import quote_identifier
+from ..identifiers import quote_identifier, quote_string
 from ..metric_names import parse_metrics
 from ..progress import Progress
 from ..sources import Registrations, Source, resolve
@@ -146,7 +146,7 @@ def _inputs(
                 "reports/period_slice.sql.j2",
                 {"source": source.sql, "time_column": quote_identifier(column), **bounds},
             )
-            slices.append({"sql": sql, "start": f"'{period.start.isoformat()}'"})
+            slices.append({"sql": sql, "start": quote_string(period.start.isoformat())})
         if pooled:
             user = col.find_column(source, config.columns.get("user", "user_id"), role, "user")
             sql = render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
