@@ -156,10 +156,15 @@ CONFIG (TOML; relative paths are relative to the working directory):
   view = 1
   [conventions]                         # optional: profile, ties, threshold, gain, empty,
   missing = "skip"                      #   missing, ap_denominator, duplicates, truth_duplicates
+  [compare]                             # optional: each period, every model against a baseline
+  baseline = "A"                        #   (test, confidence, correction = "holm" or "none",
+                                        #   replicates, seed, within, results_table)
 
 The results table has one row per (report, period, segment, metric): report, period_start,
 period_end, segment (a MAP of the by-columns' values), metric, k, value, users, computed_at,
-sqlmetrics_version, config_hash. One process writes a DuckDB file at a time: a second run
+sqlmetrics_version, config_hash, ci_low, ci_high (with [compare]). With [compare], each
+period's comparisons go to their own table (default sqlmetrics_comparisons) in the same
+transaction, and --html charts the deltas. One process writes a DuckDB file at a time: a second run
 fails at once with a clear message, or waits up to --wait seconds.
 
 exit status:
@@ -626,6 +631,8 @@ def _report(args: argparse.Namespace) -> int:
                 con, config.results_table, config.name, periods[0].start, periods[-1].start
             )
             formats.write(results_table.wide(rows, labels), "table")
+            if config.compare:
+                _print_comparisons(con, config, periods)
         if args.html:
             rows = results_table.read(con, config.results_table, config.name)
             latest = _latest_period(rows)
@@ -637,7 +644,10 @@ def _report(args: argparse.Namespace) -> int:
                 "config": config.hash[:12],
                 "sqlmetrics": _version(),
             }
-            page = html.render_page(config.name, rows, labels, curve_tables, latest, len(config.by), details)
+            page = html.render_page(
+                config.name, rows, labels, curve_tables, latest, len(config.by), details,
+                _comparison(con, config),
+            )  # fmt: skip
             html.write_page(args.html, page)
             if not args.quiet:
                 print(f"wrote {args.html}", file=sys.stderr)
@@ -649,6 +659,35 @@ def _report(args: argparse.Namespace) -> int:
         _say(f"sqlmetrics report {empty}; --allow-empty exits 0 for this")
         return EXIT_NO_DATA
     return EXIT_OK
+
+
+def _comparison(con: duckdb.DuckDBPyConnection, config: Any) -> Any:
+    """The page's comparisons: the stored ones, and compare() over all their periods pooled."""
+    from .reports import comparisons, html
+    from .reports.runner import compare_periods
+
+    if config.compare is None:
+        return None
+    rows = comparisons.read(con, config.compare.results_table, config.name)
+    periods = comparisons.stored_periods(rows)
+    try:
+        pooled = compare_periods(con, config, periods) if periods else None
+    except SqlMetricsError as exc:  # the sources no longer hold the range (retention), say
+        return html.Comparison(rows, None, config.compare, f"not computed: {_one_line(exc)}")
+    return html.Comparison(rows, pooled, config.compare)
+
+
+def _print_comparisons(con: duckdb.DuckDBPyConnection, config: Any, periods: list) -> None:
+    """The stored comparisons of the periods run, * on the significant ones."""
+    from .compare_cli import readable
+    from .reports import comparisons
+
+    section = config.compare
+    rows = comparisons.read(con, section.results_table, config.name, periods[0].start, periods[-1].start)
+    details = ["relative_delta", "effect_size", "wins", "ties", "losses"]
+    shown = comparisons.flat(rows, list(config.metrics)).drop_columns(details)
+    print(f"\nagainst {', '.join(map(str, section.baseline))} ({section.test} test):")
+    print(readable(shown, 1 - section.confidence))
 
 
 def _parsed(metrics: Sequence[str]):
@@ -664,19 +703,18 @@ def _version() -> str:
 
 
 def _latest_period(rows):
-    from .reports.periods import Period
+    from .reports.comparisons import stored_periods
 
-    ends = {
-        (r["period_start"], r["period_end"]) for r in rows.select(["period_start", "period_end"]).to_pylist()
-    }
-    return Period(*max(ends)) if ends else None
+    return (stored_periods(rows) or [None])[-1]
 
 
 def _summary(name: str, outcomes: list) -> str:
     count = {s: sum(1 for o in outcomes if o.status == s) for s in ("written", "skipped", "no data")}
     rows = sum(o.rows for o in outcomes)
+    compared = sum(o.comparisons for o in outcomes)
+    also = f" and {compared} comparisons" if compared else ""
     return (
-        f"{name}: {len(outcomes)} periods: {count['written']} written ({rows} rows), "
+        f"{name}: {len(outcomes)} periods: {count['written']} written ({rows} rows{also}), "
         f"{count['skipped']} skipped (already done), {count['no data']} without data"
     )
 

@@ -101,6 +101,15 @@ def evaluate_in_partitions(
     engine: Any, template: str, context: dict[str, Any], partitions: int, progress: bool
 ) -> pa.Table:
     """Run the statement once per partition of the users, then combine the partial results."""
+    return engine.run(combining_sql(engine, template, context, partitions, progress))
+
+
+def combining_sql(
+    engine: Any, template: str, context: dict[str, Any], partitions: int, progress: bool
+) -> str:
+    """Run the statement once per partition of the users; the statement that combines their
+    partial results (which compare() embeds, with per_user=True, where the one statement
+    would stand)."""
     if partitions > ALWAYS_COUNTED:
         truth = context["truth"]
         sql = units_sql(
@@ -124,4 +133,4 @@ def evaluate_in_partitions(
     if bar:
         bar.close()
     combined = engine.resolve(pa.concat_tables(partials), "partials")
-    return engine.run(render("partitions/combine.sql.j2", {**context, "partials": combined.sql}))
+    return render("partitions/combine.sql.j2", {**context, "partials": combined.sql})

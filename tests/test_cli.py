@@ -283,11 +283,18 @@ def test_report_runs_a_range_prints_the_results_and_resumes(logs, capsys, tmp_pa
         "mrr@10",
         "hit_rate@10",
     ]
-    assert [line.split()[:2] for line in lines[2:]] == [
+    assert [line.split()[:2] for line in lines[2:6]] == [
         ["2026-11-01", "A"], ["2026-11-01", "B"], ["2026-11-02", "A"], ["2026-11-02", "B"]
     ]  # fmt: skip
+    # then the example's [compare] section: B against A, each day, each metric
+    assert lines[6:8] == ["", "against A (t test):"]
+    assert [line.split()[:3] for line in lines[10:-1]] == [
+        [day, "B", m] for day in ("2026-11-01", "2026-11-02")
+        for m in ("ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10")
+    ]  # fmt: skip
     assert "daily_ab [1/2] 2026-11-01: 10 rows" in err and "daily_ab [2/2] 2026-11-02: 10 rows" in err
-    assert "2 written (20 rows)" in err and (tmp_path / "report.html").stat().st_size > 10_000
+    assert "2 written (20 rows and 10 comparisons)" in err
+    assert (tmp_path / "report.html").stat().st_size > 10_000
 
     code, out2, err = run(args, capsys)
     assert code == 0 and out2 == out and "2 skipped" in err

@@ -15,6 +15,8 @@ results_table = "sqlmetrics_results"
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
 [conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, duplicates,
                 # truth_duplicates
+[compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
+                # correction, replicates, seed, within, results_table: see CompareSection
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ..compare import check_options
 from ..conventions import Conventions
 from ..errors import SqlMetricsError
 from ..identifiers import quote_table_name
@@ -49,7 +52,9 @@ class ReportConfigError(SqlMetricsError):
 _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
+    "compare",
 }  # fmt: skip
+_COMPARE = {"baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table"}
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
 _CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
 # conventions added after reports existed, with their defaults: they enter the hash only when
@@ -57,8 +62,51 @@ _CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, thresh
 _LATER = {"truth_duplicates": "error"}
 _PROFILE = "profile"  # [conventions] profile = "recommenders": another tool's conventions
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
+DEFAULT_COMPARISONS_TABLE = "sqlmetrics_comparisons"
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
+
+
+@dataclass(frozen=True)
+class CompareSection:
+    """A report's [compare] section: every system (a value of the report's `by` columns that
+    are not `within`) against `baseline`, each period, with sqlmetrics.compare().
+
+    >>> config = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
+    ...     "time_column": "day", "metrics": ["ndcg@10"], "by": ["country", "model"],
+    ...     "compare": {"baseline": "A", "within": "country", "correction": "none"}})
+    >>> config.compare.systems, config.compare.options()["baseline"], config.compare.correction
+    (('model',), 'A', None)
+    """
+
+    baseline: tuple[Any, ...]
+    systems: tuple[str, ...]
+    within: tuple[str, ...] = ()
+    test: str = "t"
+    confidence: float = 0.95
+    correction: str | None = "holm"
+    replicates: int = 10_000
+    seed: int = 0
+    results_table: str = DEFAULT_COMPARISONS_TABLE
+
+    def options(self) -> dict[str, Any]:
+        """sqlmetrics.compare's keywords of the section (by, baseline, test, ...)."""
+        return {
+            "by": list(self.systems),
+            "baseline": self.baseline[0] if len(self.baseline) == 1 else self.baseline,
+            "within": list(self.within) or None,
+            "test": self.test,
+            "confidence": self.confidence,
+            "correction": self.correction,
+            "replicates": self.replicates,
+            "seed": self.seed,
+        }
+
+    def decisive(self) -> dict[str, Any]:
+        """What decides the numbers: all but the results table."""
+        return {k: v for k, v in self.options().items() if k != "baseline"} | {
+            "baseline": list(self.baseline)
+        }
 
 
 @dataclass(frozen=True)
@@ -81,6 +129,7 @@ class ReportConfig:
     conventions: Conventions = field(default_factory=Conventions)  # trec_eval's, then the keys
     profile: str | None = None  # [conventions] profile; then `explicit` are the keys given
     explicit: dict[str, Any] = field(default_factory=dict)
+    compare: CompareSection | None = None
     source: str = "<dict>"  # where it was read from, for messages
 
     @property
@@ -103,8 +152,9 @@ class ReportConfig:
         """sha256 of what decides the numbers: sources, time columns, period, time zone, metrics,
         segments, columns, grades and conventions (defaults filled in). Not the name, the
         warehouse path or the results table, so moving the warehouse does not redo finished
-        periods. The time zone enters only when it is not the default UTC, and truth_duplicates
-        only when it is not "error", so the configs of before they existed keep their hash
+        periods. The time zone enters only when it is not the default UTC, truth_duplicates
+        only when it is not "error", and the [compare] section only when there is one (it adds
+        the intervals of the means), so the configs of before they existed keep their hash
         (their periods are not all redone).
 
         >>> a = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
@@ -131,6 +181,7 @@ class ReportConfig:
                 for name in sorted(_CONVENTIONS)
                 if name not in _LATER or getattr(self.conventions, name) != _LATER[name]
             },
+            **({"compare": self.compare.decisive()} if self.compare else {}),
         }
         if self.profile is not None:  # (so configs without a profile keep their hash)
             decisive["profile"] = self.profile
@@ -252,6 +303,7 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: conventions: {exc}") from None
 
+    by = _names(data.get("by", []), "by", source)
     return ReportConfig(
         name=name,
         warehouse=warehouse,
@@ -262,14 +314,73 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         truth_time_column=_text(data, "truth_time_column", source, False),
         period=period,
         timezone=timezone,
-        by=_names(data.get("by", []), "by", source),
+        by=by,
         results_table=results_table,
         columns=dict(columns),
         grades=dict(grades),
         conventions=conventions,
         profile=profile,
         explicit=explicit,
+        compare=_compare_section(data, by, results_table, source),
         source=source,
+    )
+
+
+def _compare_section(
+    data: dict[str, Any], by: tuple[str, ...], results_table: str, source: str
+) -> CompareSection | None:
+    """The [compare] section, checked: `within` among `by`, the other by columns the systems,
+    one baseline value for each; correction = "none" for no correction (TOML has no null)."""
+    if "compare" not in data:
+        return None
+    section = _table(data, "compare", source)
+    _unknown_keys(section, _COMPARE, "compare.", source)
+    within = _names(section.get("within", []), "compare.within", source)
+    outside = [w for w in within if w not in by]
+    if outside:
+        raise ReportConfigError(
+            f"{source}: compare.within {outside[0]!r} is not one of the report's by columns "
+            f"({', '.join(by) or 'none'})"
+        )
+    systems = tuple(b for b in by if b not in within)
+    if not systems:
+        raise ReportConfigError(
+            f"{source}: [compare] compares the values of the report's by columns (the systems): "
+            "set by, e.g. by = [\"model\"], with columns that are not compare.within"
+        )
+    if "baseline" not in section:
+        raise ReportConfigError(f"{source}: missing key compare.baseline (a value of {', '.join(systems)})")
+    raw = section["baseline"]
+    baseline = tuple(raw) if isinstance(raw, list) else (raw,)
+    if len(baseline) != len(systems) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in baseline
+    ):
+        raise ReportConfigError(
+            f"{source}: compare.baseline must give one value (a string or a number) for each of "
+            f"the systems' column(s) {', '.join(systems)}, got {raw!r}"
+        )
+    correction = section.get("correction", "holm")
+    if correction not in ("holm", "bonferroni", "bh", "none"):
+        raise ReportConfigError(
+            f"{source}: compare.correction = {correction!r} is not one of \"holm\", \"bonferroni\", "
+            "\"bh\" or \"none\""
+        )
+    options = {
+        "test": section.get("test", "t"),
+        "confidence": section.get("confidence", 0.95),
+        "correction": None if correction == "none" else correction,
+        "replicates": section.get("replicates", 10_000),
+        "seed": section.get("seed", 0),
+    }
+    table = _text(section, "results_table", source, False, "compare.") or DEFAULT_COMPARISONS_TABLE
+    try:
+        check_options(**options)
+        if quote_table_name(table) == quote_table_name(results_table):
+            raise ReportConfigError("compare.results_table must differ from results_table")
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: compare: {exc}") from None
+    return CompareSection(
+        baseline=baseline, systems=systems, within=within, results_table=table, **options
     )
 
 
