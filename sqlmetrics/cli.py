@@ -684,6 +684,8 @@ def _print_comparisons(con: duckdb.DuckDBPyConnection, config: Any, periods: lis
 
     section = config.compare
     rows = comparisons.read(con, section.results_table, config.name, periods[0].start, periods[-1].start)
+    if rows.num_rows == 0:  # (no period with data: the metrics' table said "(no rows)")
+        return
     details = ["relative_delta", "effect_size", "wins", "ties", "losses"]
     shown = comparisons.flat(rows, list(config.metrics)).drop_columns(details)
     print(f"\nagainst {', '.join(map(str, section.baseline))} ({section.test} test):")
