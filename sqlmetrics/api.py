@@ -21,11 +21,11 @@ from .errors import (
     OutOfMemoryError,
     SqlMetricsError,
 )
-from .identifiers import quote_identifier
+from .identifiers import quote_identifier, quote_string
 from .metric_names import parse_metrics
 from .partitions import check as check_partitions
 from .partitions import evaluate_in_partitions
-from .plan import ColumnNames, build_context
+from .plan import ColumnNames, build_context, unit_columns
 from .sources import Source
 from .templates import render
 
@@ -40,7 +40,7 @@ def _prepare(
     truth: Input | None,
     by: str | Sequence[str] | None,
     per_user: bool,
-    user: str,
+    user: str | Sequence[str],
     item: str,
     score: str,
     rank: str | None,
@@ -117,7 +117,7 @@ def evaluate(
     truth: Input | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    user: str = "user_id",
+    user: str | Sequence[str] = "user_id",
     item: str = "item_id",
     score: str = "score",
     rank: str | None = None,
@@ -302,21 +302,27 @@ def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _with_example(
-    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: str, item: str
+    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: Any, item: str
 ) -> str:
     """Name the duplicated item too: a second, targeted look, only on this error path."""
     if not str(exc).startswith(("recs", "truth")):
         return str(exc)  # item_features names its duplicated item itself
     source = truth if str(exc).startswith("truth") and truth is not None else recs
-    user_col = next((c for c in source.columns if c.lower() == user.lower()), user)
+    unit = [next((c for c in source.columns if c.lower() == k.lower()), k) for k in unit_columns(user)]
     item_col = next((c for c in source.columns if c.lower() == item.lower()), item)
-    user_value = str(exc).rsplit(" = ", 1)[-1]
+    # the unit as the message ends: " for user_id = 1[, day = 2026-11-01]" (inputs/problems.sql.j2)
+    described = " || ".join(
+        f"{quote_string((' for ' if i == 0 else ', ') + column + ' = ')} || "
+        f"CAST({quote_identifier(column)} AS VARCHAR)"
+        for i, column in enumerate(unit)
+    )
     try:
         row = con.execute(
             f"SELECT CAST({quote_identifier(item_col)} AS VARCHAR) FROM {source.sql} "
-            f"WHERE CAST({quote_identifier(user_col)} AS VARCHAR) = ? "
-            f"GROUP BY {quote_identifier(item_col)} HAVING count(*) > 1 LIMIT 1",
-            [user_value],
+            f"WHERE ends_with(?, {described}) "
+            f"GROUP BY {', '.join(map(quote_identifier, unit))}, {quote_identifier(item_col)} "
+            "HAVING count(*) > 1 LIMIT 1",
+            [str(exc)],
         ).fetchall()
     except duckdb.Error:
         row = []
