@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 import reference
 from hypothesis import strategies as st
-from strategies import EvalData, eval_data
+from strategies import UNIT_KEYS, EvalData, as_units, eval_data
 
 import sqlmetrics
 
@@ -55,6 +55,14 @@ def batched(draw, parts: int = 6, string_ids: bool | None = None):
     return EvalData(recs, None if single_table else truth, item_type, True)
 
 
+@st.composite
+def batched_units(draw, parts: int = 6):
+    """batched() with each user a unit of several key columns (strategies.as_units; the users
+    i * 100 + u stay distinct units, and share their first key column in threes)."""
+    kind = draw(st.sampled_from(sorted(UNIT_KEYS)))
+    return as_units(draw(batched(parts)), kind)
+
+
 def case_id(conventions: dict) -> str:
     return "-".join(f"{k}={v}" for k, v in conventions.items()) or "defaults"
 
@@ -73,10 +81,17 @@ def close(actual, expected) -> bool:
     return actual is not None and math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-9)
 
 
+def _unit(data) -> list[str]:
+    """The unit's key columns: several for strategies.UnitData, else user_id."""
+    return getattr(data, "key", ["user_id"])
+
+
 def _rows(con, data, metrics, per_user, conventions) -> list[dict]:
+    unit = _unit(data)
     table = sqlmetrics.evaluate(
         con, data.recs_table(), metrics, truth=data.truth_table(),
-        by="model" if data.grouped else None, per_user=per_user, **conventions,
+        by="model" if data.grouped else None, per_user=per_user,
+        user=unit if len(unit) > 1 else unit[0], **conventions,
     )
     assert isinstance(table, pa.Table)
     return table.to_pylist()
@@ -93,7 +108,10 @@ def check_engine(con, data, metrics, conventions) -> None:
     # the random data hold no duplicate, so `duplicates` changes no number (the reference lacks it)
     options = {k: v for k, v in conventions.items() if k != "duplicates"}
     expected_users, expected_groups = reference.evaluate(data.recs, metrics, data.truth, **options)
-    user_key = lambda row: (row.get("model"), row["user_id"])  # noqa: E731
+    unit = _unit(data)
+    user_key = lambda row: (  # noqa: E731
+        row.get("model"), tuple(row[c] for c in unit) if len(unit) > 1 else row["user_id"]
+    )
     group_key = lambda row: row.get("model")  # noqa: E731
 
     actual = _keyed(_rows(con, data, metrics, True, conventions), user_key)
