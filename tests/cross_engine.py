@@ -282,3 +282,38 @@ def check_beyond_accuracy_errors(con) -> None:
     bad = pa.table({"item_id": [1, 2], "features": [[1.0], [1.0, 2.0]]})
     with pytest.raises(sqlmetrics.InvalidDataError, match="vectors of different lengths"):
         sqlmetrics.evaluate(con, recs, ["diversity@2"], item_features=bad)
+
+
+def check_beyond_accuracy_units(con) -> None:
+    """The beyond-accuracy metrics over (user, day) units equal DuckDB's: recs and truth keyed
+    by both columns, history by the user only (joined on the key columns it has)."""
+    import datetime
+
+    recs, truth, history, features, _ = beyond_data((0, 3), text_items=False, overlap=True)
+    day0 = datetime.date(2026, 11, 1)
+
+    def rekey(table: pa.Table, with_day: bool) -> pa.Table:
+        rows = table.to_pylist()
+        for row in rows:
+            user = row.pop("user_id")
+            row["user_id"] = user // 2
+            if with_day:
+                row["day"] = day0 + datetime.timedelta(days=user % 2)
+        return pa.Table.from_pylist(rows)
+
+    recs, truth, history = rekey(recs, True), rekey(truth, True), rekey(history, False)
+    unit = ["user_id", "day"]
+    by_group = lambda row: row["model"]  # noqa: E731
+    by_unit = lambda row: (row["model"], row["user_id"], row["day"])  # noqa: E731
+    runs = [
+        (["fcp", "ndcg@3", "novelty@2", "popularity@3", "diversity@3", "serendipity@3",
+          "personalization@2", "catalog_coverage@2", "gini@3"], {}, by_group),
+        (["fcp", "novelty@2", "diversity@3", "serendipity@3", "recall@3"], {"per_user": True}, by_unit),
+        (["diversity@3", "serendipity@4"], {"item_features": features}, by_group),
+    ]  # fmt: skip
+    for metrics, options, key in runs:
+        options = dict(truth=truth, history=history, user=unit, by="model", **options)
+        expected = sqlmetrics.evaluate(DUCKDB, recs, metrics, **options)
+        actual = sqlmetrics.evaluate(con, recs, metrics, **options)
+        assert actual.schema == expected.schema
+        _same_rows(actual, expected, key)
