@@ -146,6 +146,8 @@ def evaluate(
 
     recs: one row per (user, item) with a score (higher is better) or a rank (1 is the top).
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
+    user: the unit's key, a column or a list of columns: user=["user_id", "day"] evaluates one
+    ranked list per (user, day), joined to truth on both (history: on those it has).
     metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision", and the beyond-accuracy
     metrics "fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
     "popularity@10", "diversity@10", "serendipity@10", "personalization@10".

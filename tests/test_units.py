@@ -481,3 +481,17 @@ def test_bigquery_and_snowflake_text_computes_the_same(dialect, data, ks, conven
     text = sqlmetrics.sql(con, "recs", metrics, truth=truth, dialect=dialect, **options)
     actual = con.sql(sqlglot.transpile(text, read=dialect, write="duckdb")[0]).to_arrow_table()
     assert_close_tables(actual.cast(expected.schema), expected)
+
+
+def test_partitions_count_units_of_every_key_column():
+    """--partitions is refused above the distinct units of recs and truth together: here
+    (1, d1), (1, d2), (2, d1) and truth's (3, d1), four although there are three users."""
+    from sqlmetrics.partitions import units_sql
+
+    con = duckdb.connect()
+    con.register("r", RECS)
+    truth = pa.concat_tables([TRUTH, pa.table({"user_id": [3], "day": [D1], "item_id": ["x"]})])
+    con.register("t", truth)
+    key = ['"user_id"', '"day"']
+    sql = units_sql({"source": "r", "unit": key}, {"source": "t", "unit": key}, ["HUGEINT", None])
+    assert con.execute(sql).fetchall() == [(4, 5)]
