@@ -22,11 +22,11 @@ from .errors import (
     OutOfMemoryError,
     SqlMetricsError,
 )
-from .identifiers import quote_identifier
+from .identifiers import quote_identifier, quote_string
 from .metric_names import RequestedMetric, parse_metrics
 from .partitions import check as check_partitions
 from .partitions import evaluate_in_partitions
-from .plan import ColumnNames, build_context
+from .plan import ColumnNames, build_context, unit_columns
 from .profiles import conventions_by_metric
 from .sources import Source
 from .templates import render
@@ -42,7 +42,7 @@ def _prepare(
     truth: Input | None,
     by: str | Sequence[str] | None,
     per_user: bool,
-    user: str,
+    user: str | Sequence[str],
     item: str,
     score: str,
     rank: str | None,
@@ -131,7 +131,7 @@ def evaluate(
     truth: Input | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    user: str = "user_id",
+    user: str | Sequence[str] = "user_id",
     item: str = "item_id",
     score: str = "score",
     rank: str | None = None,
@@ -162,6 +162,8 @@ def evaluate(
 
     recs: one row per (user, item) with a score (higher is better) or a rank (1 is the top).
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
+    user: the unit's key, a column or a list of columns: user=["user_id", "day"] evaluates one
+    ranked list per (user, day), joined to truth on both (history: on those it has).
     metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision", and the beyond-accuracy
     metrics "fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
     "popularity@10", "diversity@10", "serendipity@10", "personalization@10".
@@ -346,21 +348,27 @@ def with_truth_hint(message: str) -> str:
 
 
 def _with_example(
-    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: str, item: str
+    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: Any, item: str
 ) -> str:
     """Name the duplicated item too: a second, targeted look, only on this error path."""
     if not str(exc).startswith(("recs", "truth")):
         return str(exc)  # item_features names its duplicated item itself
     source = truth if str(exc).startswith("truth") and truth is not None else recs
-    user_col = next((c for c in source.columns if c.lower() == user.lower()), user)
+    unit = [next((c for c in source.columns if c.lower() == k.lower()), k) for k in unit_columns(user)]
     item_col = next((c for c in source.columns if c.lower() == item.lower()), item)
-    user_value = str(exc).rsplit(" = ", 1)[-1]
+    # the unit as the message ends: " for user_id = 1[, day = 2026-11-01]" (inputs/problems.sql.j2)
+    described = " || ".join(
+        f"{quote_string((' for ' if i == 0 else ', ') + column + ' = ')} || "
+        f"CAST({quote_identifier(column)} AS VARCHAR)"
+        for i, column in enumerate(unit)
+    )
     try:
         row = con.execute(
             f"SELECT CAST({quote_identifier(item_col)} AS VARCHAR) FROM {source.sql} "
-            f"WHERE CAST({quote_identifier(user_col)} AS VARCHAR) = ? "
-            f"GROUP BY {quote_identifier(item_col)} HAVING count(*) > 1 LIMIT 1",
-            [user_value],
+            f"WHERE ends_with(?, {described}) "
+            f"GROUP BY {', '.join(map(quote_identifier, unit))}, {quote_identifier(item_col)} "
+            "HAVING count(*) > 1 LIMIT 1",
+            [str(exc)],
         ).fetchall()
     except duckdb.Error:
         row = []

@@ -201,6 +201,16 @@ def _threshold(text: str) -> float | str:
     return int(value) if value.is_integer() else value
 
 
+def _unit_key(text: str) -> str | list[str]:
+    """--user: one column (as given), or several, comma-separated."""
+    if "," not in text:
+        return text
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a column or a comma-separated list of columns")
+    return parts[0] if len(parts) == 1 else parts
+
+
 def _memory_size(text: str) -> str:
     """A size DuckDB's memory_limit takes (validated, since SET takes no bound parameter)."""
     if not re.fullmatch(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", text.strip(), re.IGNORECASE):
@@ -254,7 +264,11 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--per-user", action="store_true", help="one row per user instead of the means")
     names = parser.add_argument_group("column names (as in sqlmetrics.evaluate)")
-    names.add_argument("--user", default="user_id", help="user (or query) column [user_id]")
+    names.add_argument(
+        "--user", default="user_id", type=_unit_key, metavar="COLS",
+        help="the unit's key: user (or query) column, or several, comma-separated: one ranked "
+        "list per (user_id, day) with user_id,day [user_id]",
+    )  # fmt: skip
     names.add_argument("--item", default="item_id", help="item (or document) column [item_id]")
     names.add_argument("--score", default="score", help="score column, higher is better [score]")
     names.add_argument("--rank", help="rank column (1 is the top) instead of a score")
@@ -484,19 +498,21 @@ def _units(
 ) -> tuple[int, int]:
     """The distinct users of SOURCE and --truth (what --partitions slices), and SOURCE's rows."""
     from . import columns as col
+    from .plan import unit_columns
     from .sources import Registrations, resolve
 
     registrations = Registrations(con)
     try:
         recs = resolve(con, source, "recs", registrations)
-        user = col.find_column(recs, args.user, "recs", "user")
-        cast = "HUGEINT" if col.type_family(recs.type_of(user)) == "integer" else None
+        keys = unit_columns(options["user"])
+        unit = [col.find_column(recs, name, "recs", "user") for name in keys]
+        casts = ["HUGEINT" if col.type_family(recs.type_of(c)) == "integer" else None for c in unit]
         truth = None
         if options["truth"] is not None:
             other = resolve(con, options["truth"], "truth", registrations)
-            other_user = col.find_column(other, args.user, "truth", "user")
-            truth = {"source": other.sql, "user": quote_identifier(other_user)}
-        sql = units_sql({"source": recs.sql, "user": quote_identifier(user)}, truth, cast)
+            other_unit = [col.find_column(other, name, "truth", "user") for name in keys]
+            truth = {"source": other.sql, "unit": [quote_identifier(c) for c in other_unit]}
+        sql = units_sql({"source": recs.sql, "unit": [quote_identifier(c) for c in unit]}, truth, casts)
         units, rows = con.execute(sql).fetchall()[0]
         return int(units), int(rows)
     finally:

@@ -50,7 +50,7 @@ def compare(
     replicates: int = 10_000,
     seed: int = 0,
     within: str | Sequence[str] | None = None,
-    user: str = "user_id",
+    user: str | Sequence[str] = "user_id",
     item: str = "item_id",
     score: str = "score",
     rank: str | None = None,
@@ -146,7 +146,11 @@ def compare(
                     zip(groups[len(segments) :], systems, baselines, strict=True)
                 )
             ],
-            "user": context["user_name"],
+            # the unit's columns of the per-unit rows (those that are not also by/within columns)
+            "units": [
+                {"alias": "_unit" if i == 0 else f"_unit{i}", "name": u["name"]}
+                for i, u in enumerate(u for u in context["unit"] if u["shown"])
+            ],
             "metrics": [{"column": dialect.quote_identifier(m.label)} for m in requested],
             "test": test,
             "replicates": replicates,

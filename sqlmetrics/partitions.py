@@ -43,10 +43,14 @@ def check(partitions: Any, dialect: str, context: dict[str, Any]) -> int:
 ALWAYS_COUNTED = 1024  # the API counts the users (one more read) only above this many partitions
 
 
-def units_sql(recs: dict[str, str], truth: dict[str, str] | None, user_hash_cast: str | None) -> str:
-    """The statement that counts the distinct users of the inputs: recs and truth are
-    {"source": FROM item, "user": quoted column}."""
-    return render("partitions/units.sql.j2", {"recs": recs, "truth": truth, "user_hash_cast": user_hash_cast})
+def units_sql(
+    recs: dict[str, Any], truth: dict[str, Any] | None, hash_casts: list[str | None]
+) -> str:
+    """The statement that counts the distinct units (users) of the inputs: recs and truth are
+    {"source": FROM item, "unit": [quoted key columns]}; hash_casts, one per key column."""
+    return render(
+        "partitions/units.sql.j2", {"recs": recs, "truth": truth, "hash_casts": hash_casts}
+    )
 
 
 def check_units(partitions: int, units: int, option: str = "partitions") -> None:
@@ -113,9 +117,9 @@ def combining_sql(
     if partitions > ALWAYS_COUNTED:
         truth = context["truth"]
         sql = units_sql(
-            {"source": context["recs"]["source"], "user": context["recs"]["user"]},
-            {"source": truth["source"], "user": truth["user"]} if truth else None,
-            context["user_hash_cast"],
+            {"source": context["recs"]["source"], "unit": context["recs"]["unit"]},
+            {"source": truth["source"], "unit": [u["column"] for u in truth["unit"]]} if truth else None,
+            [u["hash_cast"] for u in context["unit"]],
         )
         check_units(partitions, engine.run(sql).column("units")[0].as_py())
     bar = Progress(partitions, "sqlmetrics partitions") if progress else None

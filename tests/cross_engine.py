@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 import reference
 from hypothesis import strategies as st
-from strategies import EvalData, eval_data
+from strategies import UNIT_KEYS, EvalData, as_units, eval_data
 
 import sqlmetrics
 
@@ -55,6 +55,14 @@ def batched(draw, parts: int = 6, string_ids: bool | None = None):
     return EvalData(recs, None if single_table else truth, item_type, True)
 
 
+@st.composite
+def batched_units(draw, parts: int = 6):
+    """batched() with each user a unit of several key columns (strategies.as_units; the users
+    i * 100 + u stay distinct units, and share their first key column in threes)."""
+    kind = draw(st.sampled_from(sorted(UNIT_KEYS)))
+    return as_units(draw(batched(parts)), kind)
+
+
 def case_id(conventions: dict) -> str:
     return "-".join(f"{k}={v}" for k, v in conventions.items()) or "defaults"
 
@@ -73,10 +81,17 @@ def close(actual, expected) -> bool:
     return actual is not None and math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-9)
 
 
+def _unit(data) -> list[str]:
+    """The unit's key columns: several for strategies.UnitData, else user_id."""
+    return getattr(data, "key", ["user_id"])
+
+
 def _rows(con, data, metrics, per_user, conventions) -> list[dict]:
+    unit = _unit(data)
     table = sqlmetrics.evaluate(
         con, data.recs_table(), metrics, truth=data.truth_table(),
-        by="model" if data.grouped else None, per_user=per_user, **conventions,
+        by="model" if data.grouped else None, per_user=per_user,
+        user=unit if len(unit) > 1 else unit[0], **conventions,
     )
     assert isinstance(table, pa.Table)
     return table.to_pylist()
@@ -93,7 +108,10 @@ def check_engine(con, data, metrics, conventions) -> None:
     # the random data hold no duplicate, so `duplicates` changes no number (the reference lacks it)
     options = {k: v for k, v in conventions.items() if k != "duplicates"}
     expected_users, expected_groups = reference.evaluate(data.recs, metrics, data.truth, **options)
-    user_key = lambda row: (row.get("model"), row["user_id"])  # noqa: E731
+    unit = _unit(data)
+    user_key = lambda row: (  # noqa: E731
+        row.get("model"), tuple(row[c] for c in unit) if len(unit) > 1 else row["user_id"]
+    )
     group_key = lambda row: row.get("model")  # noqa: E731
 
     actual = _keyed(_rows(con, data, metrics, True, conventions), user_key)
@@ -338,3 +356,38 @@ def check_truth_duplicates(con) -> None:
     assert all(close(actual[k][m], v[m]) for k, v in expected.items() for m in ("ndcg@5", "precision@3"))
     with pytest.raises(sqlmetrics.DuplicateRowError, match="has a duplicate .*truth_duplicates='max'"):
         sqlmetrics.evaluate(con, recs_table, ["ndcg@3"], truth=truth_table, by="model")
+
+
+def check_beyond_accuracy_units(con) -> None:
+    """The beyond-accuracy metrics over (user, day) units equal DuckDB's: recs and truth keyed
+    by both columns, history by the user only (joined on the key columns it has)."""
+    import datetime
+
+    recs, truth, history, features, _ = beyond_data((0, 3), text_items=False, overlap=True)
+    day0 = datetime.date(2026, 11, 1)
+
+    def rekey(table: pa.Table, with_day: bool) -> pa.Table:
+        rows = table.to_pylist()
+        for row in rows:
+            user = row.pop("user_id")
+            row["user_id"] = user // 2
+            if with_day:
+                row["day"] = day0 + datetime.timedelta(days=user % 2)
+        return pa.Table.from_pylist(rows)
+
+    recs, truth, history = rekey(recs, True), rekey(truth, True), rekey(history, False)
+    unit = ["user_id", "day"]
+    by_group = lambda row: row["model"]  # noqa: E731
+    by_unit = lambda row: (row["model"], row["user_id"], row["day"])  # noqa: E731
+    runs = [
+        (["fcp", "ndcg@3", "novelty@2", "popularity@3", "diversity@3", "serendipity@3",
+          "personalization@2", "catalog_coverage@2", "gini@3"], {}, by_group),
+        (["fcp", "novelty@2", "diversity@3", "serendipity@3", "recall@3"], {"per_user": True}, by_unit),
+        (["diversity@3", "serendipity@4"], {"item_features": features}, by_group),
+    ]  # fmt: skip
+    for metrics, options, key in runs:
+        options = dict(truth=truth, history=history, user=unit, by="model", **options)
+        expected = sqlmetrics.evaluate(DUCKDB, recs, metrics, **options)
+        actual = sqlmetrics.evaluate(con, recs, metrics, **options)
+        assert actual.schema == expected.schema
+        _same_rows(actual, expected, key)

@@ -17,9 +17,11 @@ from cross_engine import (
     DUCKDB,
     assert_close_tables,
     batched,
+    batched_units,
     case_id,
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
+    check_beyond_accuracy_units,
     check_engine,
     check_graded_actions_and_rank,
     check_truth_duplicates,
@@ -63,6 +65,16 @@ def test_tie_orders_with_integer_ids(spark, data, ks, ties):
     """Integer ids: trec_eval compares them as text ("9" > "10"), the others as numbers."""
     assume(not degenerate(data, ks))
     check_engine(spark, data, metric_names(ks, ties, True), {"ties": ties})
+
+
+@pytest.mark.parametrize("conventions", CASES, ids=case_id)
+@SETTINGS
+@given(data=batched_units(), ks=cutoffs, with_r_precision=st.booleans())
+def test_unit_keys_match_duckdb_and_reference(spark, conventions, data, ks, with_r_precision):
+    """Units of several key columns (integer, text, DATE; strategies.UNIT_KEYS)."""
+    assume(not degenerate(data, ks))
+    metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
+    check_engine(spark, data, metrics, conventions)
 
 
 # ---- inputs --------------------------------------------------------------------------------------
@@ -146,6 +158,10 @@ def test_bad_input_raises(spark, recs, error, message):
 
 def test_beyond_accuracy_matches_duckdb(spark):
     check_beyond_accuracy(spark)
+
+
+def test_beyond_accuracy_units_match_duckdb(spark):
+    check_beyond_accuracy_units(spark)
 
 
 def test_beyond_accuracy_input_errors(spark):

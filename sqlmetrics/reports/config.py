@@ -11,7 +11,8 @@ metrics = ["ndcg@10", "map@10"]
 by = ["model"]                           # the segments
 results_table = "sqlmetrics_results"
 
-[columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
+[columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate);
+                # user = ["user_id", "session_id"]: one ranked list per (user, session)
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
 [conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, duplicates,
                 # truth_duplicates
@@ -124,7 +125,7 @@ class ReportConfig:
     timezone: str = DEFAULT_TIMEZONE
     by: tuple[str, ...] = ()
     results_table: str = DEFAULT_RESULTS_TABLE
-    columns: dict[str, str] = field(default_factory=dict)
+    columns: dict[str, str | list[str]] = field(default_factory=dict)
     grades: dict[str, float] = field(default_factory=dict)
     conventions: Conventions = field(default_factory=Conventions)  # trec_eval's, then the keys
     profile: str | None = None  # [conventions] profile; then `explicit` are the keys given
@@ -277,6 +278,13 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     columns = _table(data, "columns", source)
     _unknown_keys(columns, _COLUMNS, "columns.", source)
     for key in columns:
+        if key == "user" and isinstance(columns[key], list):
+            # the unit's key, several columns; one in a list is that column (the same hash)
+            unit = _names(columns[key], "columns.user", source)
+            if not unit:
+                raise ReportConfigError(f"{source}: columns.user must name at least one column")
+            columns = {**columns, "user": unit[0] if len(unit) == 1 else list(unit)}
+            continue
         _text(columns, key, source, True, "columns.")
     grades = _table(data, "grades", source)
     for action, grade in grades.items():
