@@ -23,7 +23,7 @@ from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
 from .errors import ConventionError, OutOfMemoryError, SqlMetricsError
-from .metric_names import parse_metrics
+from .metric_names import parse_metrics, require_means
 from .templates import render
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -113,6 +113,7 @@ def compare(
     if test != "bootstrap":  # the t distribution (intervals, p) and the normal (wilcoxon)
         significance.scipy_stats(f"test={test!r}")
     requested = parse_metrics(metrics)
+    require_means(requested, "compare()")
 
     engine = for_connection(con, describe_only=False)
     try:
