@@ -265,6 +265,7 @@ def build_context(
         "metrics": [
             {
                 "template": m.definition.template,
+                "name": m.name,  # the registry's name, shown in sql()
                 "macro": m.definition.macro,
                 "k": m.k,  # None: the whole list
                 "column": quote_identifier(m.label),
