@@ -436,3 +436,15 @@ def test_no_dotted_names_in_bigquery():
     with pytest.raises(sqlmetrics.UnsupportedError, match="bigquery names cannot hold a '.'"):
         sqlmetrics.sql(None, recs, ["iprec_at_recall_0.50"], dialect="bigquery")
     assert "iprec_at_recall_0.50" in sqlmetrics.sql(None, recs, ["iprec_at_recall_0.50"], dialect="snowflake")
+
+
+@pytest.mark.parametrize("ties", ["item_desc", "average"])
+@settings(FAST, max_examples=20)
+@given(data=eval_data(), k=st.sampled_from([1, 2, 3]))
+def test_success_is_hit_rate(ties, data, k):
+    """success@k is hit_rate@k (asked alone, so that it builds its own tie windows)."""
+    options = dict(truth=data.truth_table(), per_user=True, ties=ties,
+                   by="model" if data.grouped else None)
+    success = sqlmetrics.evaluate(CON, data.recs_table(), [f"success@{k}"], **options).to_pylist()
+    hit_rate = sqlmetrics.evaluate(CON, data.recs_table(), [f"hit_rate@{k}"], **options).to_pylist()
+    assert [row[f"success@{k}"] for row in success] == [row[f"hit_rate@{k}"] for row in hit_rate]
