@@ -101,7 +101,7 @@ METRICS: dict[str, MetricDefinition] = {
             MetricDefinition(
                 f"iprec_at_recall_{level / 10:.2f}",
                 _IPREC,
-                f"max precision at a rank holding >= round({level / 10:.1f} R) hits",
+                f"max over hits i >= max(1, lround({level / 10:.1f} R)) of i / position of hit i",
                 needs_cutoff=False,
                 tie_averaged=False,
                 macro=f"iprec_at_recall_{level}0",
