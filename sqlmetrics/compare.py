@@ -23,7 +23,7 @@ from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
 from .errors import ConventionError, DuplicateRowError, OutOfMemoryError, SqlMetricsError
-from .metric_names import parse_metrics
+from .metric_names import parse_metrics, require_means
 from .partitions import check as check_partitions
 from .partitions import combining_sql
 from .templates import render
@@ -114,6 +114,7 @@ def compare(
     if test != "bootstrap":  # the t distribution (intervals, p) and the normal (wilcoxon)
         significance.scipy_stats(f"test={test!r}")
     requested = parse_metrics(metrics)
+    require_means(requested, "compare()")
 
     engine = for_connection(con, describe_only=False)
     try:

@@ -7,17 +7,20 @@ import re
 from dataclasses import dataclass
 from numbers import Integral
 
-from .errors import InvalidCutoffError, UnknownMetricError
+from .errors import ConventionError, InvalidCutoffError, UnknownMetricError
 from .registry import METRICS, MetricDefinition
 
-_NAME = re.compile(r"^\s*([A-Za-z_]+)\s*(?:@\s*(\S+))?\s*$")
+# a name is letters, digits, "_" and "." (iprec_at_recall_0.50, 11pt_avg), then perhaps @k
+_NAME = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9_.]*?)\s*(?:@\s*(\S+))?\s*$")
+# names are matched without case (set_P, set_p)
+_BY_NAME = {name.lower(): definition for name, definition in METRICS.items()}
 
 
 @dataclass(frozen=True)
 class RequestedMetric:
     label: str  # the output column, exactly as requested ("ndcg@10")
     definition: MetricDefinition
-    k: int | None
+    k: int | None  # None: no cutoff, the whole list
 
     @property
     def name(self) -> str:
@@ -44,32 +47,48 @@ def check_cutoff(k: object, what: str = "k") -> int:
 
 
 def _unknown(name: str) -> UnknownMetricError:
-    close = difflib.get_close_matches(name.lower(), list(METRICS), n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    close = difflib.get_close_matches(name.lower(), list(_BY_NAME), n=1, cutoff=0.5)
+    hint = f"; did you mean {_BY_NAME[close[0]].name!r}?" if close else ""
     known = ", ".join(f"{m}@k" if METRICS[m].needs_cutoff else m for m in METRICS)
     return UnknownMetricError(f"unknown metric {name!r}{hint} Known metrics: {known}.")
 
 
 def parse_metric(label: str) -> RequestedMetric:
-    """Parse one metric name: "ndcg@10" -> ndcg with k = 10; "r_precision" has no cutoff."""
+    """Parse one metric name: "ndcg@10" -> ndcg with k = 10; "r_precision" has no cutoff; a
+    ranking metric without @k ("ndcg", "map") is over the whole list, as trec_eval's measures."""
     if not isinstance(label, str):
         raise UnknownMetricError(f"a metric name must be a string like 'ndcg@10', got {label!r}")
     match = _NAME.match(label)
     if not match:
         raise _unknown(label)
     name, cutoff = match.group(1).lower(), match.group(2)
-    definition = METRICS.get(name)
+    definition = _BY_NAME.get(name)
     if definition is None:
         raise _unknown(name)
+    name = definition.name
     if not definition.needs_cutoff:
         if cutoff is not None:
-            raise UnknownMetricError(f"{name} takes no cutoff (its cutoff is R): write {name!r}")
+            over = "R" if name == "r_precision" else "the whole list"
+            raise UnknownMetricError(f"{name} takes no cutoff (it is over {over}): write {name!r}")
         return RequestedMetric(label, definition, None)
     if cutoff is None:
-        raise UnknownMetricError(f"{name} needs a cutoff, for example '{name}@10'")
+        if definition.beyond:
+            raise UnknownMetricError(f"{name} needs a cutoff, for example '{name}@10'")
+        return RequestedMetric(label, definition, None)  # the whole list
     if not re.fullmatch(r"[0-9]+", cutoff):
         raise InvalidCutoffError(f"the cutoff in {label!r} must be a positive integer")
     return RequestedMetric(label, definition, check_cutoff(int(cutoff), f"the cutoff in {label!r}"))
+
+
+def require_means(metrics: list[RequestedMetric], what: str) -> None:
+    """Refuse the metrics whose group value is no mean of the units' values (num_* are sums,
+    gm_map a geometric mean): `what` (intervals, paired tests) is about means."""
+    refused = [m.label for m in metrics if m.definition.aggregate != "mean"]
+    if refused:
+        raise ConventionError(
+            f"{what} is about means over units, and {', '.join(refused)} is not one (num_* are "
+            "sums, gm_map a geometric mean); drop it, or request it without this option"
+        )
 
 
 def parse_metrics(metrics: str | list[str] | tuple[str, ...]) -> list[RequestedMetric]:

@@ -15,7 +15,7 @@ from .conventions import ANY_TRUTH_ROW, Conventions
 from .dialects import get as get_dialect
 from .errors import ColumnTypeError, ConventionError, MissingColumnError
 from .identifiers import quote_identifier, quote_string
-from .metric_names import RequestedMetric
+from .metric_names import MAX_CUTOFF, RequestedMetric
 from .sources import Source
 
 # The largest list_length the top-k aggregates keep (sql/ranking/top_k.sql.j2 asks them for
@@ -290,6 +290,8 @@ def build_context(
             # is cheaper anyway (the metrics slice their own k from it); ties='average' keeps
             # every item placed before list_length, with no top-n aggregate
             list_length = None
+        if list_length is None and conventions.ties == "average":
+            list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
         recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,
         quote_identifier,
@@ -336,13 +338,20 @@ def build_context(
         "metrics": [
             {
                 "template": m.definition.template,
-                "macro": m.name,
-                "k": m.k,
+                "name": m.name,  # the registry's name, shown in sql()
+                "macro": m.definition.macro,
+                "k": m.k,  # None: the whole list
                 "column": quote_identifier(m.label),
                 "formula": m.definition.formula,  # shown beside the column in sql()
+                "aggregate": m.definition.aggregate,  # mean, sum or geometric (registry.py)
             }
             for m in ranking
         ],
+        # what the requested metrics read beyond the judged rows (registry.py's `reads`)
+        "reads": sorted(
+            {r for m in ranking for r in m.definition.reads}
+            | {r for m in ranking if m.k is None for r in m.definition.whole_list_reads}
+        ),
         "beyond": beyond_ctx,
     }
 

@@ -391,3 +391,28 @@ def check_beyond_accuracy_units(con) -> None:
         actual = sqlmetrics.evaluate(con, recs, metrics, **options)
         assert actual.schema == expected.schema
         _same_rows(actual, expected, key)
+
+
+# trec_eval's measures and the whole-list names (tests/test_trec_measures.py checks DuckDB's
+# against trec_eval); the tie-averaged subset under ties="average"
+TREC_MEASURES = [
+    "bpref", "gm_map", "gm_map@3", *(f"iprec_at_recall_{level / 10:.2f}" for level in range(11)),
+    "11pt_avg", "num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F",
+    "success@2", "judged@2", "judged", "ndcg", "map", "recall", "mrr", "precision",
+]
+TREC_AVERAGED = ["num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F",
+                 "success@2", "judged@2", "judged", "ndcg", "recall", "precision"]
+TREC_CASES = [{}, {"threshold": 2, "missing": "zero"}, {"ties": "average", "empty": "skip"}]
+
+
+def check_trec_measures(con, data) -> None:
+    """`con`'s trec_eval measures equal DuckDB's, per user and aggregated (sums, geometric
+    means), to 1e-9, under each of TREC_CASES."""
+    by = "model" if data.grouped else None
+    for conventions in TREC_CASES:
+        metrics = TREC_AVERAGED if conventions.get("ties") == "average" else TREC_MEASURES
+        for per_user in (True, False):
+            options = dict(truth=data.truth_table(), by=by, per_user=per_user, **conventions)
+            expected = sqlmetrics.evaluate(DUCKDB, data.recs_table(), metrics, **options)
+            actual = sqlmetrics.evaluate(con, data.recs_table(), metrics, **options)
+            assert_close_tables(actual.cast(expected.schema), expected)

@@ -19,6 +19,7 @@ from cross_engine import (
     check_beyond_accuracy_units,
     check_engine,
     check_graded_actions_and_rank,
+    check_trec_measures,
     check_truth_duplicates,
     metric_names,
 )
@@ -242,3 +243,9 @@ def test_rows_in_duckdb_order(pg):
         expected = sqlmetrics.evaluate(DUCKDB, recs, ["ndcg@2"], truth=truth, by="model", per_user=per_user)
         actual = sqlmetrics.evaluate(pg, recs, ["ndcg@2"], truth=truth, by="model", per_user=per_user)
         assert_close_tables(actual, expected)
+
+
+@SETTINGS
+@given(data=eval_data())
+def test_trec_measures_match_duckdb(pg, data):
+    check_trec_measures(pg, data)

@@ -24,6 +24,7 @@ from cross_engine import (
     check_beyond_accuracy_units,
     check_engine,
     check_graded_actions_and_rank,
+    check_trec_measures,
     check_truth_duplicates,
     metric_names,
 )
@@ -208,3 +209,10 @@ def test_ansi_mode_on_and_off(spark, ansi):
             sqlmetrics.evaluate(spark, bad, ["ndcg@3"], truth=TRUTH)
     finally:
         spark.conf.set("spark.sql.ansi.enabled", previous)
+
+
+@SETTINGS
+@given(data=batched())
+def test_trec_measures_match_duckdb(spark, data):
+    assume(not degenerate(data, [1]))
+    check_trec_measures(spark, data)
