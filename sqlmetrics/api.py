@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from . import intervals
+from . import convention_sets, intervals
 from .columns import find_column
 from .conventions import Conventions
 from .dialects import from_item
@@ -62,6 +62,9 @@ def _prepare(
     # the engine's own dialect, unless sql() renders for another (engines.Described has none)
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
+    # a peer's name may carry its own threshold or gain ("P(rel=2)@5"): one set per statement
+    own = convention_sets.one_set(requested, {"threshold": threshold, "gain": gain}, "this call")
+    threshold, gain = own["threshold"], own["gain"]
     conventions = Conventions(
         ties=ties,
         threshold=threshold,
@@ -105,6 +108,7 @@ def _prepare(
         catalog=extra.get("catalog"),
         item_features=extra.get("item_features"),
         dialect=dialect,
+        gain_from_threshold=own["gain_from_threshold"],
     )
     return get_dialect(dialect).template, context, recs_source, truth_source, list(extra.values())
 
@@ -172,6 +176,15 @@ def evaluate(
     >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth, partitions=2).to_pylist()
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
     """
+    requested = parse_metrics(metrics)
+    sets = convention_sets.split(requested, {"threshold": threshold, "gain": gain})
+    if len(sets) > 1:  # metrics with their own conventions: one statement per set, joined
+        keywords = {name: value for name, value in locals().items() if name in _KEYWORDS}
+        tables = [
+            evaluate(con, recs, [m.label for m in members], **keywords) for _, members in sets
+        ]
+        groups = [by] if isinstance(by, str) else list(by or [])
+        return convention_sets.join(tables, len(groups), per_user, [m.label for m in requested])
     engine = for_connection(con, describe_only=False)
     try:
         template, context, recs_source, truth_source, _ = _prepare(
@@ -286,6 +299,13 @@ def sql(
         return text
     finally:
         engine.release()
+
+
+_KEYWORDS = frozenset(
+    name
+    for name, parameter in inspect.signature(evaluate).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+)
 
 
 def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:

@@ -128,6 +128,7 @@ def build_context(
     catalog: Source | None = None,
     item_features: Source | None = None,
     dialect: str = "duckdb",
+    gain_from_threshold: bool = False,
 ) -> dict[str, Any]:
     sql_dialect = get_dialect(dialect)
     quote_identifier = sql_dialect.quote_identifier  # this dialect's quoting, in this function
@@ -251,6 +252,7 @@ def build_context(
         "list_length": list_length,
         "threshold": conventions.threshold_literal,
         "gain_kind": conventions.gain,
+        "gain_from_threshold": gain_from_threshold,  # a peer's name asks for it (peer_names.py)
         "empty": conventions.empty,
         "missing": conventions.missing,
         "ap_denominator": conventions.ap_denominator,
