@@ -139,14 +139,15 @@ def _trec_cutoffs(name: str, params: str | None) -> list:
     return sorted(values)
 
 
-def _trec(name: str) -> Resolved | None:
+def _trec(name: str, in_group: bool = False) -> Resolved | None:
     base, dot, params = name.partition(".")
     if base in TREC_GROUPS and not dot:
-        members = [m for group in TREC_GROUPS[base] for m in _trec(group).names]  # type: ignore[union-attr]
+        members = [m for group in TREC_GROUPS[base] for m in _trec(group, True).names]  # type: ignore[union-attr]
         return Resolved(tuple(members), group=True)
     if base in _TREC:
         template, cuts = _TREC[base]
-        if cuts is not None and (base != "recall" or dot):  # bare `recall` is sqlmetrics' own
+        # a bare `recall` is sqlmetrics' own (the whole list), but all_trec's recall_5, ...
+        if cuts is not None and (base != "recall" or dot or in_group):
             members = [_trec_member(base, v) for v in _trec_cutoffs(base, params if dot else None)]
             return Resolved(tuple(members), group=True)
         if dot:
