@@ -263,9 +263,10 @@ _RANX: dict[str, tuple[str, str | None, bool]] = {
     "f1": ("f1", None, False),
     "hit_rate": ("hit_rate", None, False),
     "r_precision": ("r_precision", None, False),
+    "r-precision": ("r_precision", None, False),  # ranx 0.3's spelling
     "bpref": ("bpref", None, False),
 }
-_RANX_NAME = re.compile(r"^([a-z_0-9]+?)(?:@([0-9]+))?(?:-l([0-9]+))?$")
+_RANX_NAME = re.compile(r"^([a-z_0-9-]+?)(?:@([0-9]+))?(?:-l([0-9]+))?$")
 
 
 def _ranx(name: str) -> Resolved | None:
