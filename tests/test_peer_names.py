@@ -299,3 +299,24 @@ def test_ranx_names_give_ranx_numbers():
     ours = sorted((row for row in ours if row["user_id"] in grades), key=lambda row: row["user_id"])
     for name in names:
         assert [row[name] for row in ours] == pytest.approx(list(theirs[name]), abs=1e-9), name
+
+
+def test_the_command_line_splits_metric_lists_around_peer_syntax():
+    from sqlmetrics.cli import _metric_list
+
+    assert _metric_list("P.5,10,ndcg@10 map@5") == ["P.5,10", "ndcg@10", "map@5"]
+    assert _metric_list("iprec_at_recall..10,.20,P_5") == ["iprec_at_recall..10,.20", "P_5"]
+    assert _metric_list("nDCG(dcg='exp-log2', judged_only=True)@10,AP") == [
+        "nDCG(dcg='exp-log2', judged_only=True)@10", "AP",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["sql", "compare"])
+def test_sql_and_compare_still_need_metrics(command, capsys, tmp_path):
+    from sqlmetrics.cli import main
+
+    recs = tmp_path / "recs.csv"
+    recs.write_text("user_id,item_id,score,relevance,model\n1,a,0.5,1,A\n")
+    extra = ["--by", "model", "--baseline", "A"] if command == "compare" else []
+    assert main([command, str(recs), *extra]) == 2
+    assert "--metrics LIST is required" in capsys.readouterr().err
