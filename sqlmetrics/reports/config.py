@@ -194,9 +194,15 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     time_column = _text(data, "time_column", source, True)
     metrics = _names(data.get("metrics"), "metrics", source)
     try:
-        parse_metrics(list(metrics))
+        parsed = parse_metrics(list(metrics))
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: metrics: {exc}") from None
+    own = [m.label for m in parsed if m.overrides]
+    if own:  # the results table keys a value by (metric, k): one set of conventions per report
+        raise ReportConfigError(
+            f"{source}: metrics: {', '.join(own)} carry their own conventions; a report has one "
+            "set, in [conventions] (e.g. threshold = 2)"
+        )
     results_table = _text(data, "results_table", source, False) or DEFAULT_RESULTS_TABLE
     try:
         quote_table_name(results_table)

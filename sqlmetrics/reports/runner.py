@@ -220,7 +220,7 @@ def curves(con: duckdb.DuckDBPyConnection, config: ReportConfig, period: Period)
     """
     k_max: dict[str, int] = {}
     for m in parse_metrics(list(config.metrics)):
-        if m.k is not None and not m.overrides:  # (a curve takes the report's conventions)
+        if m.k is not None:
             k_max[m.name] = max(k_max.get(m.name, 0), m.k)
     if not k_max:
         return {}
