@@ -63,7 +63,9 @@ def _prepare(
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
     # a peer's name may carry its own threshold or gain ("P(rel=2)@5"): one set per statement
-    own = convention_sets.one_set(requested, {"threshold": threshold, "gain": gain}, "this call")
+    own = convention_sets.one_set(
+        requested, {"threshold": threshold, "gain": gain}, "sql() (and compare())"
+    )
     threshold, gain = own["threshold"], own["gain"]
     conventions = Conventions(
         ties=ties,
