@@ -237,11 +237,12 @@ def test_peer_names_give_their_metric_under_their_conventions(ties):
     for _, name, canonical, overrides in EVALUATED:
         if ("gain_from_threshold", True) in overrides:
             continue  # no keyword says it: checked against ranx below
-        peer = sqlmetrics.evaluate(CON, recs_t, [name], truth=truth_t, per_user=True).to_pylist()
+        per_user = parse_metrics([canonical])[0].definition.per_user  # (num_q: only a sum)
+        peer = sqlmetrics.evaluate(CON, recs_t, [name], truth=truth_t, per_user=per_user).to_pylist()
         own = sqlmetrics.evaluate(
-            CON, recs_t, [canonical], truth=truth_t, per_user=True, **dict(overrides)
+            CON, recs_t, [canonical], truth=truth_t, per_user=per_user, **dict(overrides)
         ).to_pylist()
-        assert list(peer[0]) == ["user_id", name]  # the column as typed
+        assert list(peer[0]) == ["user_id" if per_user else "users", name]  # the column as typed
         assert [row[name] for row in peer] == [row[canonical] for row in own], name
         metric, k = reference.parse(canonical)
         if metric in reference.ALL_METRICS and (k is not None or metric == "r_precision"):
