@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -74,9 +75,11 @@ def _prepare(
     # the metrics that share their conventions, in the order requested (one group unless a
     # profile gives a metric conventions of its own: Microsoft Recommenders' ndcg)
     convention_groups: dict[Conventions, list[RequestedMetric]] = {}
+    # or a peer's name carries its own: "P(rel=2)@5", ranx's "ndcg@10-l2"; peer_names.py)
     for m, conventions in zip(
         requested, conventions_by_metric(profile, explicit, [m.name for m in requested]), strict=True
     ):
+        conventions = dataclasses.replace(conventions, **dict(m.overrides))
         convention_groups.setdefault(conventions, []).append(m)
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(
@@ -322,6 +325,13 @@ def sql(
         return text
     finally:
         engine.release()
+
+
+_KEYWORDS = frozenset(
+    name
+    for name, parameter in inspect.signature(evaluate).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+)
 
 
 def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:

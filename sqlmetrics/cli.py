@@ -24,6 +24,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import duckdb
+import pyarrow as pa
 
 from . import api
 from .conventions import ANY_TRUTH_ROW, CHOICES, Conventions
@@ -211,6 +212,27 @@ def _unit_key(text: str) -> str | list[str]:
     return parts[0] if len(parts) == 1 else parts
 
 
+def _metric_list(text: str) -> list[str]:
+    """Metric names separated by commas or spaces, except inside ir_measures' parentheses
+    ("nDCG(dcg='exp-log2')@10") and trec_eval's parameter lists ("P.5,10" is one name)."""
+    parts, current, depth = [], "", 0
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if char in ", " and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    names: list[str] = []
+    for part in filter(None, (p.strip() for p in parts)):
+        if names and re.fullmatch(r"[0-9.]+", part) and re.fullmatch(r"\w+\.[0-9.,]*", names[-1]):
+            names[-1] += "," + part  # the next cutoff of "P.5,10"
+        else:
+            names.append(part)
+    return names
+
+
 def _memory_size(text: str) -> str:
     """A size DuckDB's memory_limit takes (validated, since SET takes no bound parameter)."""
     if not re.fullmatch(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", text.strip(), re.IGNORECASE):
@@ -250,8 +272,10 @@ _CONVENTION_HELP = {
 def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="SOURCE", help="the recommendations (see below)")
     parser.add_argument(
-        "-m", "--metrics", required=True, type=_comma_list, metavar="LIST",
-        help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision",
+        "-m", "--metrics", type=_metric_list, metavar="LIST",
+        help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision, or "
+        "trec_eval's, ranx's and ir_measures' names (P_10, P.5,10, official, nDCG@10, AP); "
+        "required, except for a TREC run, where it defaults to trec_eval's official set",
     )  # fmt: skip
     parser.add_argument("--truth", metavar="SOURCE", help="the truth: (user, item[, relevance]) rows")
     parser.add_argument(
@@ -318,11 +342,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluation_options(evaluate)
     out = evaluate.add_argument_group("output")
     out.add_argument(
-        "--format", choices=("table", "csv", "json", "parquet"),
-        help="table (readable, the default), csv, json (an array of objects) or parquet; "
-        "without it, --output's suffix decides",
+        "--format", choices=("table", "csv", "json", "parquet", "trec"),
+        help="table (readable, the default), csv, json (an array of objects), parquet, or "
+        "trec (trec_eval's text; with --per-user its -q lines first); without it, --output's "
+        "suffix decides",
     )  # fmt: skip
     out.add_argument("-o", "--output", metavar="PATH", help="write to this file instead of stdout")
+    evaluate.add_argument(
+        "--max-per-user", type=int, metavar="N",
+        help="evaluate only each user's N best items of a TREC run (by score, ties by item "
+        "descending: trec_eval -M N)",
+    )  # fmt: skip
     large = evaluate.add_argument_group("large logs")
     large.add_argument(
         "--partitions", type=int, default=1, metavar="N",
@@ -467,17 +497,43 @@ def _connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
     return _watched(connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect())
 
 
+def _require_metrics(args: argparse.Namespace) -> None:
+    if args.metrics is None:
+        raise UsageError(f"sqlmetrics {args.command}: --metrics LIST is required (e.g. ndcg@10,map@10)")
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from .reports import formats
 
     fmt = formats.format_for(args.output, args.format)
     if fmt == "parquet" and not args.output:
         raise UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")
+    if fmt == "trec" and args.by:
+        raise UsageError("sqlmetrics evaluate: --format trec prints one run; it takes no --by")
+    source = _input(args.source)
+    is_run = isinstance(source, pa.Table) and "run" in source.column_names
+    if args.metrics is None:
+        if not is_run:
+            raise UsageError(
+                "sqlmetrics evaluate: --metrics LIST is required (e.g. ndcg@10,map@10); only a "
+                "TREC run defaults to trec_eval's official measures"
+            )
+        args.metrics = ["official"]
+    if args.max_per_user is not None:
+        if not is_run:
+            raise UsageError("sqlmetrics evaluate: --max-per-user cuts a TREC run file (trec_eval -M)")
+        if args.max_per_user < 1:
+            raise UsageError("sqlmetrics evaluate: --max-per-user must be 1 or more")
+        from .trec import truncate_run
+
+        source = truncate_run(source, args.max_per_user)
+    if fmt == "trec":
+        return _evaluate_trec(args, source, is_run)
     con = _connection(args)
     try:
         if args.memory_limit:
             con.execute(f"SET memory_limit = {quote_string(args.memory_limit)}").fetchall()
-        source, options = _input(args.source), _options(args)
+        options = _options(args)
         if args.partitions > 1:
             check_units(args.partitions, _units(con, source, options, args)[0], "--partitions")
         try:
@@ -490,6 +546,39 @@ def _evaluate(args: argparse.Namespace) -> int:
     finally:
         con.close()
     formats.write(table, fmt, args.output)
+    return EXIT_OK
+
+
+def _evaluate_trec(args: argparse.Namespace, source: Any, is_run: bool) -> int:
+    """--format trec: the means (and with --per-user the per-query values) as trec_eval's text."""
+    from . import trec_output
+    from .peer_names import TREC_GROUPS
+
+    if args.partitions != 1:
+        raise UsageError("sqlmetrics evaluate: --format trec runs in one statement; drop --partitions")
+    # runid is no metric: trec_eval prints the run's tag when -m names it or a group holds it
+    wants_runid = any(n == "runid" or "runid" in TREC_GROUPS.get(n, ()) for n in args.metrics)
+    metrics = [n for n in args.metrics if n != "runid"]
+    labels = [m.label for m in parse_metrics(metrics)]
+    options = _options(args)
+    con = _connection(args)
+    try:
+        if args.memory_limit:
+            con.execute(f"SET memory_limit = {quote_string(args.memory_limit)}").fetchall()
+        means = api.evaluate(con, source, metrics, **{**options, "per_user": False})
+        per_query = api.evaluate(con, source, metrics, **options) if args.per_user else None
+    finally:
+        con.close()
+    runid = None
+    if wants_runid and is_run and source.num_rows:
+        runid = source.column("run")[source.num_rows - 1].as_py()  # the last line's tag
+    user_column = per_query.column_names[0] if per_query is not None else None
+    text = trec_output.render(means, labels, per_query=per_query, user_column=user_column, runid=runid)
+    if args.output:
+        Path(args.output).write_bytes(text.encode("utf-8"))
+    else:
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.flush()
     return EXIT_OK
 
 
@@ -570,6 +659,7 @@ def _memory_advice(
 
 
 def _sql(args: argparse.Namespace) -> int:
+    _require_metrics(args)
     con = _connection(args)
     try:
         text = api.sql(con, _input(args.source), args.metrics, dialect=args.dialect, **_options(args))

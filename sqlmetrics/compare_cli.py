@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from .compare import compare
     from .reports import formats
 
+    cli._require_metrics(args)
     if args.per_user:
         raise cli.UsageError("sqlmetrics compare: --per-user is an option of evaluate")
     if not args.by:

@@ -38,7 +38,9 @@ class Conventions:
       free), "all" every row (one more hash aggregation over the whole input).
     truth_duplicates: several truth rows for one (user, item), as in an event log: "error"
       (trec_eval refuses them; action grades keep the highest), "max" (the highest grade
-      counts) or "sum" (the grades add up, then meet the threshold)."""
+      counts) or "sum" (the grades add up, then meet the threshold).
+    gain_from_threshold: grades below the threshold gain nothing either: never a keyword, only
+      a peer's metric name asks for it (ranx's "ndcg@10-l2"; metric_names.py)."""
 
     ties: str = "item_desc"
     threshold: float | str = 1
@@ -48,6 +50,7 @@ class Conventions:
     ap_denominator: str = "relevant"
     duplicates: str = "top_k"
     truth_duplicates: str = "error"
+    gain_from_threshold: bool = False
 
     def __post_init__(self) -> None:
         for field, allowed in CHOICES.items():

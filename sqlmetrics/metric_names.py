@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from numbers import Integral
 
+from . import peer_names
 from .errors import ConventionError, InvalidCutoffError, UnknownMetricError
 from .registry import METRICS, MetricDefinition
 
@@ -21,6 +22,8 @@ class RequestedMetric:
     label: str  # the output column, exactly as requested ("ndcg@10")
     definition: MetricDefinition
     k: int | None  # None: no cutoff, the whole list
+    # conventions of this metric alone, from a peer's name ("P(rel=2)@5": threshold 2)
+    overrides: peer_names.Overrides = ()
 
     @property
     def name(self) -> str:
@@ -47,10 +50,17 @@ def check_cutoff(k: object, what: str = "k") -> int:
 
 
 def _unknown(name: str) -> UnknownMetricError:
-    close = difflib.get_close_matches(name.lower(), list(_BY_NAME), n=1, cutoff=0.5)
-    hint = f"; did you mean {_BY_NAME[close[0]].name!r}?" if close else ""
+    # every accepted name, sqlmetrics' own first: compared without case, shown as spelled
+    accepted: dict[str, str] = {}
+    for candidate in [*METRICS, *peer_names.suggestions()]:
+        accepted.setdefault(candidate.lower(), candidate)
+    close = difflib.get_close_matches(name.lower(), list(accepted), n=1, cutoff=0.5)
+    hint = f"; did you mean {accepted[close[0]]!r}?" if close else ""
     known = ", ".join(f"{m}@k" if METRICS[m].needs_cutoff else m for m in METRICS)
-    return UnknownMetricError(f"unknown metric {name!r}{hint} Known metrics: {known}.")
+    return UnknownMetricError(
+        f"unknown metric {name!r}{hint} Known metrics: {known}, and the names of trec_eval, "
+        "ranx and ir_measures (docs/metrics.md)."
+    )
 
 
 def parse_metric(label: str) -> RequestedMetric:
@@ -96,11 +106,46 @@ def parse_metrics(metrics: str | list[str] | tuple[str, ...]) -> list[RequestedM
     labels = [metrics] if isinstance(metrics, str) else list(metrics)
     if not labels:
         raise UnknownMetricError("no metric requested: pass names like ['ndcg@10', 'map@10']")
-    parsed = [parse_metric(label) for label in labels]
-    seen: dict[tuple[str, int | None], str] = {}
+    parsed = [m for label in labels for m in _parse_any(label)]
+    seen: dict[tuple, str] = {}
     for m in parsed:
-        key = (m.name, m.k)
+        key = (m.name, m.k, m.overrides)
         if key in seen:
             raise UnknownMetricError(f"{m.label!r} is requested twice (also as {seen[key]!r})")
         seen[key] = m.label
     return parsed
+
+
+def _parse_any(label: object) -> list[RequestedMetric]:
+    """sqlmetrics' own name, else a peer's (peer_names.py): one metric, or a trec_eval group's
+    members that sqlmetrics has."""
+    try:
+        return [parse_metric(label)]
+    except (UnknownMetricError, InvalidCutoffError):
+        resolved = peer_names.resolve(label) if isinstance(label, str) else None
+        if resolved is None:
+            raise
+    found = []
+    for peer in resolved.names:
+        if peer.canonical is None:
+            if resolved.group:
+                continue
+            raise UnknownMetricError(
+                f"{label!r} is a measure of {peer.peer} that sqlmetrics does not compute"
+            ) from None
+        try:
+            own = parse_metric(peer.canonical)
+        except (UnknownMetricError, InvalidCutoffError) as exc:
+            if resolved.group and isinstance(exc, UnknownMetricError):
+                continue  # a member this version does not have
+            if peer.canonical == label:
+                raise
+            raise type(exc)(f"{label!r} is {_of(peer.peer)} {peer.canonical!r}, but: {exc}") from None
+        found.append(RequestedMetric(peer.label, own.definition, own.k, peer.overrides))
+    if not found:
+        raise UnknownMetricError(f"none of the measures of trec_eval's {label!r} is in sqlmetrics")
+    return found
+
+
+def _of(peer: str) -> str:
+    return f"{peer}' name for" if peer.endswith("s") else f"{peer}'s name for"

@@ -326,6 +326,7 @@ def build_context(
         "list_length": list_length,
         "threshold": conventions.threshold_literal,
         "gain_kind": conventions.gain,
+        "gain_from_threshold": conventions.gain_from_threshold,  # a peer's name asks for it
         "empty": conventions.empty,
         "missing": conventions.missing,
         "ap_denominator": conventions.ap_denominator,

@@ -24,7 +24,8 @@ from .errors import ConventionError
 
 DEFAULT_PROFILE = "trec_eval"
 # the keywords of evaluate() that a profile sets; None (their default) means "the profile's"
-KEYWORDS = tuple(f.name for f in dataclasses.fields(Conventions))
+# the conventions a caller names (gain_from_threshold comes only with a peer's metric name)
+KEYWORDS = tuple(f.name for f in dataclasses.fields(Conventions) if f.name != "gain_from_threshold")
 
 
 @dataclass(frozen=True)

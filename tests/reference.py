@@ -17,11 +17,12 @@ import math
 from collections import defaultdict
 
 CUTOFF_METRICS = (
-    "cg", "dcg", "idcg", "ndcg", "precision", "recall", "hit_rate", "mrr", "arhr", "map", "mar",
+    "cg", "dcg", "idcg", "ndcg", "precision", "recall", "f1", "hit_rate", "mrr", "arhr", "map",
+    "mar",
 )
 ALL_METRICS = (*CUTOFF_METRICS, "r_precision")
 # Metrics defined under ties="average" (the others are order statistics that it refuses).
-TIE_AVERAGED = ("cg", "dcg", "idcg", "ndcg", "precision", "recall", "hit_rate", "arhr")
+TIE_AVERAGED = ("cg", "dcg", "idcg", "ndcg", "precision", "recall", "f1", "hit_rate", "arhr")
 
 
 def parse(label: str) -> tuple[str, int | None]:
@@ -78,6 +79,9 @@ def metric(
         return len(hits) / k
     if name == "recall":
         return len(hits) / R if R else 0.0
+    if name == "f1":  # the harmonic mean of precision@k and recall@k
+        p, r = len(hits) / k, (len(hits) / R if R else 0.0)
+        return 2 * p * r / (p + r) if p + r else 0.0
     if name == "hit_rate":
         return 1.0 if hits else 0.0
     if name == "mrr":

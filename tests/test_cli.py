@@ -200,7 +200,7 @@ def test_help_is_complete_with_examples(command, capsys):
 @pytest.mark.parametrize(
     "args, reason",
     [
-        (["evaluate", "recs.parquet"], "the following arguments are required: -m/--metrics"),
+        (["evaluate", "recs.parquet"], "--metrics LIST is required"),
         (["evaluate", "no_such_table", "-m", "ndcg@10"], "no table or view named 'no_such_table'"),
         (["evaluate", "x.parquet", "-m", "ndcg@10"], "no file matches 'x.parquet'"),
         (["evaluate", "{recs}", "-m", "ndgc@10"], "did you mean 'ndcg'"),

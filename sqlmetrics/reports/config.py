@@ -37,7 +37,7 @@ from ..conventions import Conventions
 from ..errors import SqlMetricsError
 from ..identifiers import quote_table_name
 from ..metric_names import parse_metrics
-from ..profiles import DEFAULT_PROFILE, conventions_by_metric
+from ..profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
 from .periods import parse_unit
 
 if sys.version_info >= (3, 11):
@@ -57,7 +57,7 @@ _TOP = {
 }  # fmt: skip
 _COMPARE = {"baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table"}
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
-_CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
+_CONVENTIONS = set(KEYWORDS)  # ties, threshold, gain, ...
 # conventions added after reports existed, with their defaults: they enter the hash only when
 # set otherwise, so that the periods of older configs are not all redone
 _LATER = {"truth_duplicates": "error"}
@@ -264,9 +264,15 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     time_column = _text(data, "time_column", source, True)
     metrics = _names(data.get("metrics"), "metrics", source)
     try:
-        parse_metrics(list(metrics))
+        parsed = parse_metrics(list(metrics))
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: metrics: {exc}") from None
+    own = [m.label for m in parsed if m.overrides]
+    if own:  # the results table keys a value by (metric, k): one set of conventions per report
+        raise ReportConfigError(
+            f"{source}: metrics: {', '.join(own)} carry their own conventions; a report has one "
+            "set, in [conventions] (e.g. threshold = 2)"
+        )
     results_table = _text(data, "results_table", source, False) or DEFAULT_RESULTS_TABLE
     try:
         quote_table_name(results_table)
