@@ -60,7 +60,12 @@ METRICS: dict[str, MetricDefinition] = {
         MetricDefinition("ndcg", _GAIN, "dcg@k / idcg@k (0 when idcg@k = 0)"),
         MetricDefinition("precision", _HITS, "hits@k / k", whole_list_reads=("retrieved",)),
         MetricDefinition("recall", _HITS, "hits@k / R"),
-        MetricDefinition("f1", _HITS, "2 precision@k recall@k / (precision@k + recall@k)"),
+        MetricDefinition(
+            "f1",
+            _HITS,
+            "2 precision@k recall@k / (precision@k + recall@k); the whole list: set_F",
+            whole_list_reads=("retrieved",),
+        ),
         MetricDefinition("hit_rate", _HITS, "1 if hits@k > 0 else 0"),
         MetricDefinition(
             "mrr", _RR, "1 / position of the first hit (0 if none)", tie_averaged=False

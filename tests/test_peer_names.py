@@ -14,7 +14,7 @@ import pytest
 import reference
 
 import sqlmetrics
-from sqlmetrics.errors import ConventionError, SqlMetricsError, UnknownMetricError
+from sqlmetrics.errors import SqlMetricsError, UnknownMetricError
 from sqlmetrics.metric_names import parse_metrics
 from sqlmetrics.peer_names import PeerName, resolve, trec_position
 
@@ -269,12 +269,22 @@ def test_metrics_with_their_own_conventions_run_apart_and_join_by_group():
     assert means["P_5"] > means["P(rel=2)@5"]
 
 
-def test_one_statement_cannot_mix_conventions():
+def test_metrics_with_their_own_conventions_share_one_statement():
+    """P_5 (threshold 1) and P(rel=2)@5 in one call: one statement (sql() runs in plain DuckDB
+    to evaluate()'s table), each column equal to its metric evaluated alone."""
     recs_t, truth_t = _tables(*_data(1, False))
-    with pytest.raises(ConventionError, match="different conventions"):
-        sqlmetrics.sql(CON, recs_t, ["P_5", "P(rel=2)@5"], truth=truth_t)
-    with pytest.raises(ConventionError, match="different conventions"):
-        sqlmetrics.compare(CON, recs_t, ["P_5", "P(rel=2)@5"], truth=truth_t, by="model", baseline=0)
+    con = duckdb.connect()
+    con.register("recs_t", recs_t)
+    con.register("truth_t", truth_t)
+    con.execute("CREATE TABLE recs AS SELECT * FROM recs_t; CREATE TABLE truth AS SELECT * FROM truth_t")
+    names = ["P_5", "P(rel=2)@5"]
+    together = sqlmetrics.evaluate(con, "recs", names, truth="truth", per_user=True)
+    text = sqlmetrics.sql(con, "recs", names, truth="truth", per_user=True)
+    assert con.sql(text).fetchall() == [tuple(row.values()) for row in together.to_pylist()]
+    for name in names:
+        alone = sqlmetrics.evaluate(con, "recs", [name], truth="truth", per_user=True)
+        assert together.select(["user_id", name]).to_pylist() == alone.to_pylist()
+    assert together.column("P_5") != together.column("P(rel=2)@5")  # the conventions differ
 
 
 def test_ranx_names_give_ranx_numbers():

@@ -143,7 +143,9 @@ class ReportConfig:
         if self.grades:
             options["relevance"] = dict(self.grades)
         if self.profile is None:
-            options.update(dataclasses.asdict(self.conventions))
+            options.update(
+                {k: v for k, v in dataclasses.asdict(self.conventions).items() if k in KEYWORDS}
+            )
         else:  # the profile's conventions, overridden by the keys given
             options.update(self.explicit, profile=self.profile)
         return options
