@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -76,10 +75,10 @@ def _prepare(
     # profile gives a metric conventions of its own: Microsoft Recommenders' ndcg)
     convention_groups: dict[Conventions, list[RequestedMetric]] = {}
     # or a peer's name carries its own: "P(rel=2)@5", ranx's "ndcg@10-l2"; peer_names.py)
-    for m, conventions in zip(
-        requested, conventions_by_metric(profile, explicit, [m.name for m in requested]), strict=True
-    ):
-        conventions = dataclasses.replace(conventions, **dict(m.overrides))
+    per_metric = conventions_by_metric(
+        profile, explicit, [m.name for m in requested], [dict(m.overrides) for m in requested]
+    )
+    for m, conventions in zip(requested, per_metric, strict=True):
         convention_groups.setdefault(conventions, []).append(m)
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(

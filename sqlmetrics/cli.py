@@ -510,6 +510,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")
     if fmt == "trec" and args.by:
         raise UsageError("sqlmetrics evaluate: --format trec prints one run; it takes no --by")
+    if fmt == "trec" and isinstance(args.user, list):
+        raise UsageError(
+            "sqlmetrics evaluate: --format trec names each unit by one qid; it takes a --user of "
+            "one column"
+        )
     source = _input(args.source)
     is_run = isinstance(source, pa.Table) and "run" in source.column_names
     if args.metrics is None:

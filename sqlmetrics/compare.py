@@ -19,6 +19,7 @@ import pyarrow as pa
 from . import columns as col
 from . import corrections, significance
 from .api import Input, _prepare, with_truth_hint
+from .convention_groups import GROUPED_TEMPLATE, grouped_labels
 from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
@@ -126,6 +127,11 @@ def compare(
             truth_duplicates=truth_duplicates, profile=profile, history=history,
             catalog=catalog, item_features=item_features, features=features,
         )  # fmt: skip
+        if template == GROUPED_TEMPLATE and partitions != 1:
+            raise ConventionError(
+                f"partitions=N splits the units of one set of conventions, and these metrics need "
+                f"several ({grouped_labels(context)}); compare each set in its own call"
+            )
         partitions = check_partitions(partitions, engine.dialect, context)
         dialect = get_dialect(context["dialect"])
         groups = context["groups"]

@@ -86,10 +86,15 @@ def get(name: str | None) -> Profile:
 
 
 def conventions_by_metric(
-    profile: str | None, explicit: Mapping[str, Any], metrics: Sequence[str]
+    profile: str | None,
+    explicit: Mapping[str, Any],
+    metrics: Sequence[str],
+    own: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[Conventions]:
     """The conventions of each metric (by its name, e.g. "ndcg"): trec_eval's defaults, then the
-    profile's changes, then its changes for that metric, then the explicit keywords (not None)."""
+    profile's changes, then the explicit keywords (not None); `own`, per metric, the conventions
+    its name carries (a peer's "P(rel=2)@5"), which the profile's rule for that metric sees and
+    which win over everything."""
     chosen = get(profile)
     given = {k: v for k, v in explicit.items() if v is not None}
     unknown = sorted(set(given) - set(KEYWORDS))
@@ -97,7 +102,9 @@ def conventions_by_metric(
         raise ConventionError(f"not a convention: {', '.join(unknown)}")
     base = {**dataclasses.asdict(Conventions()), **chosen.conventions, **given}
     out = []
-    for metric in metrics:
-        changes = chosen.per_metric(metric, base) if chosen.per_metric else {}
-        out.append(Conventions(**{**base, **changes, **given}))
+    for i, metric in enumerate(metrics):
+        named = dict(own[i]) if own else {}
+        seen = {**base, **named}
+        changes = chosen.per_metric(metric, seen) if chosen.per_metric else {}
+        out.append(Conventions(**{**seen, **changes, **given, **named}))
     return out

@@ -331,3 +331,24 @@ def test_sql_and_compare_still_need_metrics(command, capsys, tmp_path):
     extra = ["--by", "model", "--baseline", "A"] if command == "compare" else []
     assert main([command, str(recs), *extra]) == 2
     assert "--metrics LIST is required" in capsys.readouterr().err
+
+
+def test_a_peer_name_s_gain_reaches_a_profile_s_rule_for_its_metric():
+    """Recommenders' ndcg reads the grades only with a gain other than binary: ndcg_burges@k
+    (exponential gain by its name) under that profile is its ndcg with gain="exponential"."""
+    recs_t, truth_t = _tables(*_data(3, False))
+    named = sqlmetrics.evaluate(CON, recs_t, ["ndcg_burges@5"], truth=truth_t, profile="recommenders")
+    keyword = sqlmetrics.evaluate(
+        CON, recs_t, ["ndcg@5"], truth=truth_t, profile="recommenders", gain="exponential"
+    )
+    binary = sqlmetrics.evaluate(CON, recs_t, ["ndcg@5"], truth=truth_t, profile="recommenders")
+    assert named.column("ndcg_burges@5").to_pylist() == keyword.column("ndcg@5").to_pylist()
+    assert named.column("ndcg_burges@5") != binary.column("ndcg@5")
+
+
+def test_compare_with_partitions_refuses_metrics_of_different_conventions():
+    recs_t, truth_t = _tables(*_data(1, False))
+    with pytest.raises(sqlmetrics.ConventionError, match="partitions=N"):
+        sqlmetrics.compare(
+            CON, recs_t, ["P_5", "P(rel=2)@5"], truth=truth_t, by="model", baseline=0, partitions=2
+        )

@@ -362,3 +362,29 @@ def test_the_page_says_why_the_whole_range_is_missing(warehouse, tmp_path):
     summary = page.read_text().split('<table class="summary">', 1)[1].split("</table>", 1)[0]
     assert "not computed: no system to compare with baseline=" in summary
     assert summary.count('<td class="num"></td>') == 4 * len(METRICS)
+
+
+def test_the_whole_range_pools_units_of_several_key_columns(warehouse):
+    """user = ["user_id", "day"]: within a period the day is one value, so the pooled units are
+    the same as with the user alone, and so is every number."""
+    con = connect(warehouse)
+    periods = periods_between("day", DAYS[0], DAYS[-1])
+    alone = compare_periods(con, make_config(warehouse), periods)
+    keyed = make_config(warehouse, columns={"action": "event_type", "user": ["user_id", "day"]})
+    assert compare_periods(con, keyed, periods).to_pylist() == alone.to_pylist()
+    con.close()
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"metrics": ["ndcg@10", "num_rel"]}, "num_rel"),  # a sum has no interval of a mean
+        ({"metrics": ["ndcg@10", "precision@10"], "conventions": {"profile": "recommenders"}},
+         "different conventions"),
+    ],
+)  # fmt: skip
+def test_compare_refuses_what_has_no_interval_of_one_mean(tmp_path, changes, message):
+    """[compare] stores each mean's interval: the config is refused at once, not every period."""
+    with pytest.raises(ReportConfigError, match=message):
+        config_from_dict({**make_config_dict(tmp_path), **changes, "compare": {"baseline": "A"}})
+    config_from_dict({**make_config_dict(tmp_path), **changes})  # (fine without [compare])

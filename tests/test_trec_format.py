@@ -104,6 +104,14 @@ def test_trec_format_refuses_by(tmp_path, capsys):
     assert "--format trec" in capsys.readouterr().err
 
 
+def test_trec_format_refuses_a_unit_of_several_columns(tmp_path, capsys):
+    recs = tmp_path / "recs.csv"
+    recs.write_text("user_id,day,item_id,score,relevance\n1,2,a,0.5,1\n")
+    args = ["evaluate", str(recs), "--metrics", "P_5", "--user", "user_id,day", "--per-user"]
+    assert main([*args, "--format", "trec"]) == 2
+    assert "one qid" in capsys.readouterr().err
+
+
 def test_max_per_user_cuts_the_run_in_trec_eval_order(tmp_path):
     """-M 100 on results.test: P_200 counts the hits of the first 100 documents over 200."""
     base = ["evaluate", str(DATA / "results.test"), "--truth", str(DATA / "qrels.test")]

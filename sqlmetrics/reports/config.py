@@ -36,7 +36,7 @@ from ..compare import check_options
 from ..conventions import Conventions
 from ..errors import SqlMetricsError
 from ..identifiers import quote_table_name
-from ..metric_names import parse_metrics
+from ..metric_names import parse_metrics, require_means
 from ..profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
 from .periods import parse_unit
 
@@ -254,6 +254,20 @@ def _names(value: Any, key: str, source: str) -> tuple[str, ...]:
     return tuple(values)
 
 
+def _require_one_set_of_means(parsed, profile: str | None, explicit: dict, source: str) -> None:
+    """[compare] stores every mean's interval, which needs means (no num_* sums, no gm_map) over
+    one set of users (no profile that gives a metric conventions of its own)."""
+    try:
+        require_means(parsed, "[compare] (the intervals of the means)")
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: metrics: {exc}") from None
+    if len(set(conventions_by_metric(profile, explicit, [m.name for m in parsed]))) > 1:
+        raise ReportConfigError(
+            f"{source}: [compare] pairs the metrics over one set of users, and profile {profile!r} "
+            "gives these metrics different conventions; compare them in reports of their own"
+        )
+
+
 def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConfig:
     """Check a configuration given as a dict (the parsed TOML); see load_config."""
     if not isinstance(data, dict):
@@ -320,6 +334,9 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         raise ReportConfigError(f"{source}: conventions: {exc}") from None
 
     by = _names(data.get("by", []), "by", source)
+    compare = _compare_section(data, by, results_table, source)
+    if compare is not None:  # (it stores each mean's interval: evaluate(confidence=) per period)
+        _require_one_set_of_means(parsed, profile, explicit, source)
     return ReportConfig(
         name=name,
         warehouse=warehouse,
@@ -337,7 +354,7 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         conventions=conventions,
         profile=profile,
         explicit=explicit,
-        compare=_compare_section(data, by, results_table, source),
+        compare=compare,
         source=source,
     )
 

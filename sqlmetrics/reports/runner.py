@@ -22,6 +22,7 @@ from ..compare import compare
 from ..errors import ColumnTypeError, SqlMetricsError
 from ..identifiers import quote_identifier, quote_string
 from ..metric_names import parse_metrics
+from ..plan import unit_columns
 from ..progress import Progress
 from ..sources import Registrations, Source, resolve
 from ..templates import render
@@ -151,7 +152,9 @@ def _inputs(
             )
             slices.append({"sql": sql, "start": quote_string(period.start.isoformat())})
         if pooled:
-            user = col.find_column(source, config.columns.get("user", "user_id"), role, "user")
+            # (the first key column of the unit, prefixed with the period, keeps units apart)
+            first = unit_columns(config.columns.get("user", "user_id"))[0]
+            user = col.find_column(source, first, role, "user")
             sql = render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
         else:
             sql = slices[0]["sql"]
