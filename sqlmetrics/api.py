@@ -237,8 +237,8 @@ def evaluate(
             option = f"partitions={partitions}" if partitions != 1 else f"confidence={confidence}"
             raise ConventionError(
                 f"{option} cannot evaluate metrics under different conventions together "
-                f"({grouped_labels(context)}: profile={profile!r}); evaluate each group in its "
-                "own call"
+                f"({grouped_labels(context)}{f': profile={profile!r}' if profile else ''}); "
+                "evaluate each group in its own call"
             )
         partitions = check_partitions(partitions, engine.dialect, context)
         if confidence is not None:

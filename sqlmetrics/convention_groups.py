@@ -24,7 +24,16 @@ def grouped_context(
         for m in context["metrics"] + ((context["beyond"] or {}).get("metrics") or []):
             part_of[m["column"]] = i
     # who a mean is over: the metrics whose users differ from the first metric's get a count
-    counted = [(c.missing, c.empty, c.threshold if c.empty != "zero" else None) for c in conventions]
+    # (empty="no_gain" asks which users have a positive gain, which the gain decides too)
+    counted = [
+        (
+            c.missing,
+            c.empty,
+            c.threshold if c.empty != "zero" else None,
+            (c.gain, c.gain_from_threshold) if c.empty == "no_gain" else None,
+        )
+        for c in conventions
+    ]
     first = part_of[dialect.quote_identifier(requested[0].label)]
     columns = []
     for m in requested:
