@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from . import intervals
 from .columns import find_column
+from .convention_groups import GROUPED_TEMPLATE, grouped_context, grouped_labels
 from .conventions import Conventions
 from .dialects import from_item
 from .dialects import get as get_dialect
@@ -21,11 +22,12 @@ from .errors import (
     OutOfMemoryError,
     SqlMetricsError,
 )
-from .identifiers import quote_identifier
-from .metric_names import parse_metrics
+from .identifiers import quote_identifier, quote_string
+from .metric_names import RequestedMetric, parse_metrics
 from .partitions import check as check_partitions
 from .partitions import evaluate_in_partitions
-from .plan import ColumnNames, build_context
+from .plan import ColumnNames, build_context, unit_columns
+from .profiles import conventions_by_metric
 from .sources import Source
 from .templates import render
 
@@ -40,19 +42,21 @@ def _prepare(
     truth: Input | None,
     by: str | Sequence[str] | None,
     per_user: bool,
-    user: str,
+    user: str | Sequence[str],
     item: str,
     score: str,
     rank: str | None,
     relevance: str | Mapping[str, float] | None,
     action: str | None,
-    ties: str,
-    threshold: float,
-    gain: str,
-    empty: str,
-    missing: str,
-    ap_denominator: str,
-    duplicates: str,
+    ties: str | None,
+    threshold: float | str | None,
+    gain: str | None,
+    empty: str | None,
+    missing: str | None,
+    ap_denominator: str | None,
+    duplicates: str | None,
+    truth_duplicates: str | None = None,
+    profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -62,15 +66,20 @@ def _prepare(
     # the engine's own dialect, unless sql() renders for another (engines.Described has none)
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
-    conventions = Conventions(
-        ties=ties,
-        threshold=threshold,
-        gain=gain,
-        empty=empty,
-        missing=missing,
-        ap_denominator=ap_denominator,
-        duplicates=duplicates,
+    explicit = {
+        "ties": ties, "threshold": threshold, "gain": gain, "empty": empty, "missing": missing,
+        "ap_denominator": ap_denominator, "duplicates": duplicates,
+        "truth_duplicates": truth_duplicates,
+    }  # fmt: skip
+    # the metrics that share their conventions, in the order requested (one group unless a
+    # profile gives a metric conventions of its own: Microsoft Recommenders' ndcg)
+    convention_groups: dict[Conventions, list[RequestedMetric]] = {}
+    # or a peer's name carries its own: "P(rel=2)@5", ranx's "ndcg@10-l2"; peer_names.py)
+    per_metric = conventions_by_metric(
+        profile, explicit, [m.name for m in requested], [dict(m.overrides) for m in requested]
     )
+    for m, conventions in zip(requested, per_metric, strict=True):
+        convention_groups.setdefault(conventions, []).append(m)
     groups = [by] if isinstance(by, str) else list(by or [])
     names = ColumnNames(
         user=user,
@@ -93,20 +102,27 @@ def _prepare(
         for source in (recs_source, truth_source, *extra.values()):
             if source is not None:
                 source.sql = from_item(source, dialect)
-    context = build_context(
-        recs_source,
-        truth_source,
-        requested,
-        names,
-        conventions,
-        groups,
-        per_user,
-        history=extra.get("history"),
-        catalog=extra.get("catalog"),
-        item_features=extra.get("item_features"),
-        dialect=dialect,
-    )
-    return get_dialect(dialect).template, context, recs_source, truth_source, list(extra.values())
+    contexts = [
+        build_context(
+            recs_source,
+            truth_source,
+            group,
+            names,
+            conventions,
+            groups,
+            per_user,
+            history=extra.get("history"),
+            catalog=extra.get("catalog"),
+            item_features=extra.get("item_features"),
+            dialect=dialect,
+        )
+        for conventions, group in convention_groups.items()
+    ]
+    sources = (recs_source, truth_source, list(extra.values()))
+    if len(contexts) == 1:
+        return get_dialect(dialect).template, contexts[0], *sources
+    context = grouped_context(get_dialect(dialect), contexts, list(convention_groups), requested, per_user)
+    return GROUPED_TEMPLATE, context, *sources
 
 
 def evaluate(
@@ -117,19 +133,21 @@ def evaluate(
     truth: Input | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    user: str = "user_id",
+    user: str | Sequence[str] = "user_id",
     item: str = "item_id",
     score: str = "score",
     rank: str | None = None,
     relevance: str | Mapping[str, float] | None = None,
     action: str | None = None,
-    ties: str = "item_desc",
-    threshold: float = 1,
-    gain: str = "linear",
-    empty: str = "zero",
-    missing: str = "skip",
-    ap_denominator: str = "relevant",
-    duplicates: str = "top_k",
+    ties: str | None = None,
+    threshold: float | str | None = None,
+    gain: str | None = None,
+    empty: str | None = None,
+    missing: str | None = None,
+    ap_denominator: str | None = None,
+    duplicates: str | None = None,
+    truth_duplicates: str | None = None,
+    profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
@@ -146,6 +164,8 @@ def evaluate(
 
     recs: one row per (user, item) with a score (higher is better) or a rank (1 is the top).
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
+    user: the unit's key, a column or a list of columns: user=["user_id", "day"] evaluates one
+    ranked list per (user, day), joined to truth on both (history: on those it has).
     metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision", and the beyond-accuracy
     metrics "fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
     "popularity@10", "diversity@10", "serendipity@10", "personalization@10".
@@ -161,6 +181,11 @@ def evaluate(
     is over) and one float64 column per metric, named as requested; with per_user=True, one row
     per (group, user) instead. The conventions' defaults reproduce trec_eval's numbers (trec_eval
     10.0 without -c refuses a run that lacks a judged user; see docs/conventions.md).
+    profile: another tool's conventions by name: "trec_eval" (the default), "recommenders",
+    "ranx", "sklearn", "spark" or "evidently"; a convention keyword given (not None) overrides
+    it. A profile whose metrics average over different users (Microsoft Recommenders' ndcg and
+    precision) still runs one statement, and a mean over other users than the first metric's
+    gets its own `<metric>_users` count.
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
@@ -171,6 +196,10 @@ def evaluate(
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
     >>> sqlmetrics.evaluate(con, recs, ["precision@2", "mrr@2"], truth=truth, partitions=2).to_pylist()
     [{'users': 2, 'precision@2': 0.5, 'mrr@2': 0.75}]
+    >>> truth3 = pa.table({"user_id": [1, 2, 3], "item_id": ["b", "c", "d"]})
+    >>> sqlmetrics.evaluate(con, recs, ["precision@2", "ndcg@2"], truth=truth3,
+    ...                     profile="recommenders").to_pylist()  # ndcg over every truth user
+    [{'users': 2, 'precision@2': 0.5, 'ndcg@2': 0.5436432511904858, 'ndcg@2_users': 3}]
     """
     engine = for_connection(con, describe_only=False)
     try:
@@ -194,6 +223,8 @@ def evaluate(
             missing=missing,
             ap_denominator=ap_denominator,
             duplicates=duplicates,
+            truth_duplicates=truth_duplicates,
+            profile=profile,
             history=history,
             catalog=catalog,
             item_features=item_features,
@@ -201,6 +232,14 @@ def evaluate(
         )
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
+        if template == GROUPED_TEMPLATE and (partitions != 1 or confidence is not None):
+            # (both count one set of users per group; these metrics average over different ones)
+            option = f"partitions={partitions}" if partitions != 1 else f"confidence={confidence}"
+            raise ConventionError(
+                f"{option} cannot evaluate metrics under different conventions together "
+                f"({grouped_labels(context)}{f': profile={profile!r}' if profile else ''}); "
+                "evaluate each group in its own call"
+            )
         partitions = check_partitions(partitions, engine.dialect, context)
         if confidence is not None:
             intervals.check(confidence, per_user, partitions)
@@ -218,11 +257,10 @@ def evaluate(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            if engine.dialect != "duckdb":
-                raise
-            raise DuplicateRowError(
-                _with_example(con, exc, recs_source, truth_source, user, item)
-            ) from None
+            message = str(exc)
+            if engine.dialect == "duckdb":
+                message = _with_example(con, exc, recs_source, truth_source, user, item)
+            raise DuplicateRowError(with_truth_hint(message)) from None
     finally:
         engine.release()
 
@@ -288,6 +326,13 @@ def sql(
         engine.release()
 
 
+_KEYWORDS = frozenset(
+    name
+    for name, parameter in inspect.signature(evaluate).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+)
+
+
 def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
     """evaluate()'s keyword arguments with its own defaults, so sql() can never drift from it."""
     defaults = {
@@ -301,22 +346,38 @@ def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
     return {**defaults, **options}
 
 
+def with_truth_hint(message: str) -> str:
+    """A duplicate in the truth is usually an event log's repeated event: say what accepts it."""
+    if not message.startswith("truth"):
+        return message
+    return (
+        f"{message} (an event log? truth_duplicates='max' counts the highest grade, 'sum' adds "
+        "the grades up)"
+    )
+
+
 def _with_example(
-    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: str, item: str
+    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: Any, item: str
 ) -> str:
     """Name the duplicated item too: a second, targeted look, only on this error path."""
     if not str(exc).startswith(("recs", "truth")):
         return str(exc)  # item_features names its duplicated item itself
     source = truth if str(exc).startswith("truth") and truth is not None else recs
-    user_col = next((c for c in source.columns if c.lower() == user.lower()), user)
+    unit = [next((c for c in source.columns if c.lower() == k.lower()), k) for k in unit_columns(user)]
     item_col = next((c for c in source.columns if c.lower() == item.lower()), item)
-    user_value = str(exc).rsplit(" = ", 1)[-1]
+    # the unit as the message ends: " for user_id = 1[, day = 2026-11-01]" (inputs/problems.sql.j2)
+    described = " || ".join(
+        f"{quote_string((' for ' if i == 0 else ', ') + column + ' = ')} || "
+        f"CAST({quote_identifier(column)} AS VARCHAR)"
+        for i, column in enumerate(unit)
+    )
     try:
         row = con.execute(
             f"SELECT CAST({quote_identifier(item_col)} AS VARCHAR) FROM {source.sql} "
-            f"WHERE CAST({quote_identifier(user_col)} AS VARCHAR) = ? "
-            f"GROUP BY {quote_identifier(item_col)} HAVING count(*) > 1 LIMIT 1",
-            [user_value],
+            f"WHERE ends_with(?, {described}) "
+            f"GROUP BY {', '.join(map(quote_identifier, unit))}, {quote_identifier(item_col)} "
+            "HAVING count(*) > 1 LIMIT 1",
+            [str(exc)],
         ).fetchall()
     except duckdb.Error:
         row = []

@@ -1,8 +1,9 @@
 """The command line: `sqlmetrics evaluate`, `sqlmetrics sql` and `sqlmetrics report`.
 
 Exit status: 0 ok; 2 bad usage, bad input or a failure DuckDB reports (one line on stderr
-saying why); 130 interrupted (Ctrl-C, one line); 1 an unexpected failure (a traceback, for a bug
-report). Also run as `python -m sqlmetrics`."""
+saying why); 3 a report found no data in a period (one line naming it; --allow-empty: 0);
+130 interrupted (Ctrl-C, one line); 1 an unexpected failure (a traceback, for a bug report).
+Also run as `python -m sqlmetrics`."""
 
 from __future__ import annotations
 
@@ -23,16 +24,18 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import duckdb
+import pyarrow as pa
 
 from . import api
-from .conventions import CHOICES, Conventions
+from .conventions import ANY_TRUTH_ROW, CHOICES, Conventions
 from .errors import SqlMetricsError
 from .identifiers import quote_identifier, quote_string
 from .metric_names import parse_metrics
 from .partitions import check_units, suggest_partitions, units_sql
+from .profiles import PROFILES
 from .sources import _looks_like_path
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 MAX_PERIODS = 10_000  # a longer range is more likely a typo (1000-01-01) than a wish
 
 # DuckDB errors that come from what the user gave (a file, a column, a value), not from a bug.
@@ -79,6 +82,8 @@ exit status:
   0    ok
   2    bad usage or input, a source that cannot be read, out of memory, or any other
        failure DuckDB reports: one line on stderr that says what failed and why
+  3    report: a period had no data to evaluate (one line on stderr naming every such
+       period; the periods with data are written); --allow-empty makes it 0
   130  interrupted (Ctrl-C): one line; a report keeps the periods it finished
   1    an unexpected failure, a bug: a traceback on stderr, for a bug report
 Each command has its own --help.
@@ -150,13 +155,28 @@ CONFIG (TOML; relative paths are relative to the working directory):
   purchase = 3
   add_to_cart = 2
   view = 1
-  [conventions]                         # optional: ties, threshold, gain, empty, missing,
-  missing = "skip"                      #   ap_denominator, duplicates
+  [conventions]                         # optional: profile, ties, threshold, gain, empty,
+  missing = "skip"                      #   missing, ap_denominator, duplicates, truth_duplicates
+  [compare]                             # optional: each period, every model against a baseline
+  baseline = "A"                        #   (test, confidence, correction = "holm" or "none",
+                                        #   replicates, seed, within, results_table)
 
 The results table has one row per (report, period, segment, metric): report, period_start,
 period_end, segment (a MAP of the by-columns' values), metric, k, value, users, computed_at,
-sqlmetrics_version, config_hash. One process writes a DuckDB file at a time: a second run
+sqlmetrics_version, config_hash, ci_low, ci_high (with [compare]). With [compare], each
+period's comparisons go to their own table (default sqlmetrics_comparisons) in the same
+transaction, and --html charts the deltas. One process writes a DuckDB file at a time: a second run
 fails at once with a clear message, or waits up to --wait seconds.
+
+exit status:
+  0    ok: every period written (or already done with this config)
+  2    bad usage, a bad config or bad data, a busy warehouse: one line on stderr (the
+       periods before a failing one are kept)
+  3    some period had no data: no recommendations in it, or none of their users has
+       truth in it (an upstream load that failed?). The periods with data are written,
+       and one line on stderr names every empty period and why; --allow-empty exits 0
+  130  interrupted (Ctrl-C): finished periods are kept, the same command resumes
+  1    an unexpected failure (a bug): a traceback
 
 examples:
   sqlmetrics report warehouse_examples/daily_report.toml                       # yesterday
@@ -169,6 +189,48 @@ examples:
 
 def _comma_list(text: str) -> list[str]:
     return [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
+
+
+def _threshold(text: str) -> float | str:
+    """--threshold: a number (an integer stays one) or 'any'."""
+    if text.strip() == ANY_TRUTH_ROW:
+        return ANY_TRUTH_ROW
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'any'") from None
+    return int(value) if value.is_integer() else value
+
+
+def _unit_key(text: str) -> str | list[str]:
+    """--user: one column (as given), or several, comma-separated."""
+    if "," not in text:
+        return text
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a column or a comma-separated list of columns")
+    return parts[0] if len(parts) == 1 else parts
+
+
+def _metric_list(text: str) -> list[str]:
+    """Metric names separated by commas or spaces, except inside ir_measures' parentheses
+    ("nDCG(dcg='exp-log2')@10") and trec_eval's parameter lists ("P.5,10" is one name)."""
+    parts, current, depth = [], "", 0
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if char in ", " and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    names: list[str] = []
+    for part in filter(None, (p.strip() for p in parts)):
+        if names and re.fullmatch(r"[0-9.]+", part) and re.fullmatch(r"\w+\.[0-9.,]*", names[-1]):
+            names[-1] += "," + part  # the next cutoff of "P.5,10"
+        else:
+            names.append(part)
+    return names
 
 
 def _memory_size(text: str) -> str:
@@ -202,14 +264,18 @@ _CONVENTION_HELP = {
     "missing": "truth users absent from SOURCE: left out, or scored 0 (trec_eval -c)",
     "ap_denominator": "map@k divides by R, or by min(R, k)",
     "duplicates": "check for duplicate (user, item) the pairs that reach the top k, or every row",
+    "truth_duplicates": "several --truth rows of one (user, item), as in an event log: an error, "
+    "the highest grade, or the sum of the grades",
 }
 
 
 def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="SOURCE", help="the recommendations (see below)")
     parser.add_argument(
-        "-m", "--metrics", required=True, type=_comma_list, metavar="LIST",
-        help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision",
+        "-m", "--metrics", type=_metric_list, metavar="LIST",
+        help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision, or "
+        "trec_eval's, ranx's and ir_measures' names (P_10, P.5,10, official, nDCG@10, AP); "
+        "required, except for a TREC run, where it defaults to trec_eval's official set",
     )  # fmt: skip
     parser.add_argument("--truth", metavar="SOURCE", help="the truth: (user, item[, relevance]) rows")
     parser.add_argument(
@@ -222,7 +288,11 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--per-user", action="store_true", help="one row per user instead of the means")
     names = parser.add_argument_group("column names (as in sqlmetrics.evaluate)")
-    names.add_argument("--user", default="user_id", help="user (or query) column [user_id]")
+    names.add_argument(
+        "--user", default="user_id", type=_unit_key, metavar="COLS",
+        help="the unit's key: user (or query) column, or several, comma-separated: one ranked "
+        "list per (user_id, day) with user_id,day [user_id]",
+    )  # fmt: skip
     names.add_argument("--item", default="item_id", help="item (or document) column [item_id]")
     names.add_argument("--score", default="score", help="score column, higher is better [score]")
     names.add_argument("--rank", help="rank column (1 is the top) instead of a score")
@@ -232,17 +302,25 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         "actions: purchase=3,add_to_cart=2,view=1",
     )  # fmt: skip
     names.add_argument("--action", help="action column, graded by --relevance action=grade,...")
-    conv = parser.add_argument_group("conventions (defaults reproduce trec_eval; see docs/conventions.md)")
+    conv = parser.add_argument_group(
+        "conventions (defaults reproduce trec_eval, or --profile's tool; see docs/conventions.md)"
+    )
+    conv.add_argument(
+        "--profile", choices=tuple(PROFILES), metavar="TOOL",
+        help="another tool's conventions: " + ", ".join(PROFILES) + "; the options below "
+        "override it [trec_eval]",
+    )  # fmt: skip
     defaults = Conventions()
     for name, choices in CHOICES.items():  # --ties, --gain, --empty, --missing, --ap-denominator, ...
         default = getattr(defaults, name)
         meaning = _CONVENTION_HELP.get(name, "")
         conv.add_argument(
-            f"--{name.replace('_', '-')}", choices=choices, default=default, help=f"{meaning} [{default}]"
+            f"--{name.replace('_', '-')}", choices=choices, help=f"{meaning} [{default}]"
         )
     conv.add_argument(
-        "--threshold", type=float, default=defaults.threshold, help="grade from which an item is relevant [1]"
-    )
+        "--threshold", type=_threshold, metavar="GRADE",
+        help="grade from which an item is relevant, or 'any': every truth row [1]",
+    )  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,11 +342,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluation_options(evaluate)
     out = evaluate.add_argument_group("output")
     out.add_argument(
-        "--format", choices=("table", "csv", "json", "parquet"),
-        help="table (readable, the default), csv, json (an array of objects) or parquet; "
-        "without it, --output's suffix decides",
+        "--format", choices=("table", "csv", "json", "parquet", "trec"),
+        help="table (readable, the default), csv, json (an array of objects), parquet, or "
+        "trec (trec_eval's text; with --per-user its -q lines first); without it, --output's "
+        "suffix decides",
     )  # fmt: skip
     out.add_argument("-o", "--output", metavar="PATH", help="write to this file instead of stdout")
+    evaluate.add_argument(
+        "--max-per-user", type=int, metavar="N",
+        help="evaluate only each user's N best items of a TREC run (by score, ties by item "
+        "descending: trec_eval -M N)",
+    )  # fmt: skip
     large = evaluate.add_argument_group("large logs")
     large.add_argument(
         "--partitions", type=int, default=1, metavar="N",
@@ -321,6 +405,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="if another process holds the warehouse, wait up to this long [0: fail at once]",
     )  # fmt: skip
     report.add_argument("-q", "--quiet", action="store_true", help="no progress and no results table")
+    report.add_argument(
+        "--allow-empty", action="store_true",
+        help="a period without data is no failure: exit 0, not 3 (its stored rows are kept)",
+    )  # fmt: skip
     report.set_defaults(handler=_report)
     from . import compare_cli  # `sqlmetrics compare` lives in its own module
 
@@ -395,7 +483,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "rank": args.rank,
         "relevance": _relevance(args.relevance),
         "action": args.action,
-        "threshold": int(args.threshold) if float(args.threshold).is_integer() else args.threshold,
+        "threshold": args.threshold,
+        "profile": args.profile,
         **{name: getattr(args, name) for name in CHOICES},
     }
 
@@ -408,17 +497,48 @@ def _connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
     return _watched(connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect())
 
 
+def _require_metrics(args: argparse.Namespace) -> None:
+    if args.metrics is None:
+        raise UsageError(f"sqlmetrics {args.command}: --metrics LIST is required (e.g. ndcg@10,map@10)")
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from .reports import formats
 
     fmt = formats.format_for(args.output, args.format)
     if fmt == "parquet" and not args.output:
         raise UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")
+    if fmt == "trec" and args.by:
+        raise UsageError("sqlmetrics evaluate: --format trec prints one run; it takes no --by")
+    if fmt == "trec" and isinstance(args.user, list):
+        raise UsageError(
+            "sqlmetrics evaluate: --format trec names each unit by one qid; it takes a --user of "
+            "one column"
+        )
+    source = _input(args.source)
+    is_run = isinstance(source, pa.Table) and "run" in source.column_names
+    if args.metrics is None:
+        if not is_run:
+            raise UsageError(
+                "sqlmetrics evaluate: --metrics LIST is required (e.g. ndcg@10,map@10); only a "
+                "TREC run defaults to trec_eval's official measures"
+            )
+        args.metrics = ["official"]
+    if args.max_per_user is not None:
+        if not is_run:
+            raise UsageError("sqlmetrics evaluate: --max-per-user cuts a TREC run file (trec_eval -M)")
+        if args.max_per_user < 1:
+            raise UsageError("sqlmetrics evaluate: --max-per-user must be 1 or more")
+        from .trec import truncate_run
+
+        source = truncate_run(source, args.max_per_user)
+    if fmt == "trec":
+        return _evaluate_trec(args, source, is_run)
     con = _connection(args)
     try:
         if args.memory_limit:
             con.execute(f"SET memory_limit = {quote_string(args.memory_limit)}").fetchall()
-        source, options = _input(args.source), _options(args)
+        options = _options(args)
         if args.partitions > 1:
             check_units(args.partitions, _units(con, source, options, args)[0], "--partitions")
         try:
@@ -434,24 +554,59 @@ def _evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _evaluate_trec(args: argparse.Namespace, source: Any, is_run: bool) -> int:
+    """--format trec: the means (and with --per-user the per-query values) as trec_eval's text."""
+    from . import trec_output
+    from .peer_names import TREC_GROUPS
+
+    if args.partitions != 1:
+        raise UsageError("sqlmetrics evaluate: --format trec runs in one statement; drop --partitions")
+    # runid is no metric: trec_eval prints the run's tag when -m names it or a group holds it
+    wants_runid = any(n == "runid" or "runid" in TREC_GROUPS.get(n, ()) for n in args.metrics)
+    metrics = [n for n in args.metrics if n != "runid"]
+    labels = [m.label for m in parse_metrics(metrics)]
+    options = _options(args)
+    con = _connection(args)
+    try:
+        if args.memory_limit:
+            con.execute(f"SET memory_limit = {quote_string(args.memory_limit)}").fetchall()
+        means = api.evaluate(con, source, metrics, **{**options, "per_user": False})
+        per_query = api.evaluate(con, source, metrics, **options) if args.per_user else None
+    finally:
+        con.close()
+    runid = None
+    if wants_runid and is_run and source.num_rows:
+        runid = source.column("run")[source.num_rows - 1].as_py()  # the last line's tag
+    user_column = per_query.column_names[0] if per_query is not None else None
+    text = trec_output.render(means, labels, per_query=per_query, user_column=user_column, runid=runid)
+    if args.output:
+        Path(args.output).write_bytes(text.encode("utf-8"))
+    else:
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.flush()
+    return EXIT_OK
+
+
 def _units(
     con: duckdb.DuckDBPyConnection, source: Any, options: dict[str, Any], args: argparse.Namespace
 ) -> tuple[int, int]:
     """The distinct users of SOURCE and --truth (what --partitions slices), and SOURCE's rows."""
     from . import columns as col
+    from .plan import unit_columns
     from .sources import Registrations, resolve
 
     registrations = Registrations(con)
     try:
         recs = resolve(con, source, "recs", registrations)
-        user = col.find_column(recs, args.user, "recs", "user")
-        cast = "HUGEINT" if col.type_family(recs.type_of(user)) == "integer" else None
+        keys = unit_columns(options["user"])
+        unit = [col.find_column(recs, name, "recs", "user") for name in keys]
+        casts = ["HUGEINT" if col.type_family(recs.type_of(c)) == "integer" else None for c in unit]
         truth = None
         if options["truth"] is not None:
             other = resolve(con, options["truth"], "truth", registrations)
-            other_user = col.find_column(other, args.user, "truth", "user")
-            truth = {"source": other.sql, "user": quote_identifier(other_user)}
-        sql = units_sql({"source": recs.sql, "user": quote_identifier(user)}, truth, cast)
+            other_unit = [col.find_column(other, name, "truth", "user") for name in keys]
+            truth = {"source": other.sql, "unit": [quote_identifier(c) for c in other_unit]}
+        sql = units_sql({"source": recs.sql, "unit": [quote_identifier(c) for c in unit]}, truth, casts)
         units, rows = con.execute(sql).fetchall()[0]
         return int(units), int(rows)
     finally:
@@ -509,6 +664,7 @@ def _memory_advice(
 
 
 def _sql(args: argparse.Namespace) -> int:
+    _require_metrics(args)
     con = _connection(args)
     try:
         text = api.sql(con, _input(args.source), args.metrics, dialect=args.dialect, **_options(args))
@@ -557,7 +713,7 @@ def _report(args: argparse.Namespace) -> int:
     from .progress import Progress
     from .reports import formats, html, results_table
     from .reports.config import ReportConfigError, check_timezone, load_config
-    from .reports.runner import curves, run_report
+    from .reports.runner import curves, empty_periods_message, run_report
     from .reports.warehouse import connect
 
     if args.wait < 0:
@@ -586,6 +742,8 @@ def _report(args: argparse.Namespace) -> int:
                 con, config.results_table, config.name, periods[0].start, periods[-1].start
             )
             formats.write(results_table.wide(rows, labels), "table")
+            if config.compare:
+                _print_comparisons(con, config, periods)
         if args.html:
             rows = results_table.read(con, config.results_table, config.name)
             latest = _latest_period(rows)
@@ -597,13 +755,52 @@ def _report(args: argparse.Namespace) -> int:
                 "config": config.hash[:12],
                 "sqlmetrics": _version(),
             }
-            page = html.render_page(config.name, rows, labels, curve_tables, latest, len(config.by), details)
+            page = html.render_page(
+                config.name, rows, labels, curve_tables, latest, len(config.by), details,
+                _comparison(con, config),
+            )  # fmt: skip
             html.write_page(args.html, page)
             if not args.quiet:
                 print(f"wrote {args.html}", file=sys.stderr)
     finally:
         con.close()
+    empty = empty_periods_message(config.name, outcomes)
+    if empty and not args.allow_empty:
+        # an empty period is most often an upstream load that failed: wake whoever owns the cron
+        _say(f"sqlmetrics report {empty}; --allow-empty exits 0 for this")
+        return EXIT_NO_DATA
     return EXIT_OK
+
+
+def _comparison(con: duckdb.DuckDBPyConnection, config: Any) -> Any:
+    """The page's comparisons: the stored ones, and compare() over all their periods pooled."""
+    from .reports import comparisons, html
+    from .reports.runner import compare_periods
+
+    if config.compare is None:
+        return None
+    rows = comparisons.read(con, config.compare.results_table, config.name)
+    periods = comparisons.stored_periods(rows)
+    try:
+        pooled = compare_periods(con, config, periods) if periods else None
+    except SqlMetricsError as exc:  # the sources no longer hold the range (retention), say
+        return html.Comparison(rows, None, config.compare, f"not computed: {_one_line(exc)}")
+    return html.Comparison(rows, pooled, config.compare)
+
+
+def _print_comparisons(con: duckdb.DuckDBPyConnection, config: Any, periods: list) -> None:
+    """The stored comparisons of the periods run, * on the significant ones."""
+    from .compare_cli import readable
+    from .reports import comparisons
+
+    section = config.compare
+    rows = comparisons.read(con, section.results_table, config.name, periods[0].start, periods[-1].start)
+    if rows.num_rows == 0:  # (no period with data: the metrics' table said "(no rows)")
+        return
+    details = ["relative_delta", "effect_size", "wins", "ties", "losses"]
+    shown = comparisons.flat(rows, list(config.metrics)).drop_columns(details)
+    print(f"\nagainst {', '.join(map(str, section.baseline))} ({section.test} test):")
+    print(readable(shown, 1 - section.confidence))
 
 
 def _parsed(metrics: Sequence[str]):
@@ -619,19 +816,18 @@ def _version() -> str:
 
 
 def _latest_period(rows):
-    from .reports.periods import Period
+    from .reports.comparisons import stored_periods
 
-    ends = {
-        (r["period_start"], r["period_end"]) for r in rows.select(["period_start", "period_end"]).to_pylist()
-    }
-    return Period(*max(ends)) if ends else None
+    return (stored_periods(rows) or [None])[-1]
 
 
 def _summary(name: str, outcomes: list) -> str:
     count = {s: sum(1 for o in outcomes if o.status == s) for s in ("written", "skipped", "no data")}
     rows = sum(o.rows for o in outcomes)
+    compared = sum(o.comparisons for o in outcomes)
+    also = f" and {compared} comparisons" if compared else ""
     return (
-        f"{name}: {len(outcomes)} periods: {count['written']} written ({rows} rows), "
+        f"{name}: {len(outcomes)} periods: {count['written']} written ({rows} rows{also}), "
         f"{count['skipped']} skipped (already done), {count['no data']} without data"
     )
 

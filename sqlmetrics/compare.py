@@ -18,12 +18,15 @@ import pyarrow as pa
 
 from . import columns as col
 from . import corrections, significance
-from .api import Input, _prepare
+from .api import Input, _prepare, with_truth_hint
+from .convention_groups import GROUPED_TEMPLATE, grouped_labels
 from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
-from .errors import ConventionError, OutOfMemoryError, SqlMetricsError
-from .metric_names import parse_metrics
+from .errors import ConventionError, DuplicateRowError, OutOfMemoryError, SqlMetricsError
+from .metric_names import parse_metrics, require_means
+from .partitions import check as check_partitions
+from .partitions import combining_sql
 from .templates import render
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
@@ -48,23 +51,27 @@ def compare(
     replicates: int = 10_000,
     seed: int = 0,
     within: str | Sequence[str] | None = None,
-    user: str = "user_id",
+    user: str | Sequence[str] = "user_id",
     item: str = "item_id",
     score: str = "score",
     rank: str | None = None,
     relevance: str | Mapping[str, float] | None = None,
     action: str | None = None,
-    ties: str = "item_desc",
-    threshold: float = 1,
-    gain: str = "linear",
-    empty: str = "zero",
-    missing: str = "skip",
-    ap_denominator: str = "relevant",
-    duplicates: str = "top_k",
+    ties: str | None = None,
+    threshold: float | str | None = None,
+    gain: str | None = None,
+    empty: str | None = None,
+    missing: str | None = None,
+    ap_denominator: str | None = None,
+    duplicates: str | None = None,
+    truth_duplicates: str | None = None,
+    profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
     item_features: Input | None = None,
     features: str = "features",
+    partitions: int = 1,
+    progress: bool = False,
 ) -> pa.Table:
     """Compare every system (each value of `by`) with `baseline`, paired per unit (user).
 
@@ -75,7 +82,11 @@ def compare(
     Poisson bootstrap: percentile interval and p); the last two draw `replicates` replicates
     in SQL from a hash of (seed, replicate, unit). correction ("holm", "bonferroni", "bh",
     None) adjusts the p-values of all rows together. within: further columns to compare
-    inside each of their segments separately. Every other keyword is evaluate()'s.
+    inside each of their segments separately. partitions: evaluate the units in this many hash
+    partitions, one statement each (DuckDB), as evaluate(partitions=N) does; their per-unit
+    values, the same to the last bit, are then compared in one statement, so every number is
+    the same as without partitions (progress: a line per partition on stderr). Every other
+    keyword is evaluate()'s.
 
     Returns one row per (segment, system, metric): the within and by columns, metric, users
     (paired units), baseline_mean, mean, delta, relative_delta, ci_low, ci_high, p_value,
@@ -90,16 +101,7 @@ def compare(
     >>> [row[c] for c in ("model", "users", "baseline_mean", "mean", "delta", "wins", "ties", "losses")]
     ['B', 2, 1.0, 0.75, -0.25, 0, 1, 1]
     """
-    if test not in TESTS:
-        raise ConventionError(f"test={test!r} is not one of {', '.join(map(repr, TESTS))}")
-    corrections.check(correction)
-    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
-        raise ConventionError(
-            f"confidence must be a number between 0 and 1, got {confidence!r}"
-        )
-    for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    check_options(test, confidence, correction, replicates, seed)
     systems = [by] if isinstance(by, str) else list(by or [])
     segments = [within] if isinstance(within, str) else list(within or [])
     if not systems:
@@ -113,6 +115,7 @@ def compare(
     if test != "bootstrap":  # the t distribution (intervals, p) and the normal (wilcoxon)
         significance.scipy_stats(f"test={test!r}")
     requested = parse_metrics(metrics)
+    require_means(requested, "compare()")
 
     engine = for_connection(con, describe_only=False)
     try:
@@ -120,15 +123,21 @@ def compare(
             engine, recs, metrics, truth=truth, by=segments + systems, per_user=True, user=user,
             item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
             threshold=threshold, gain=gain, empty=empty, missing=missing,
-            ap_denominator=ap_denominator, duplicates=duplicates, history=history,
+            ap_denominator=ap_denominator, duplicates=duplicates,
+            truth_duplicates=truth_duplicates, profile=profile, history=history,
             catalog=catalog, item_features=item_features, features=features,
         )  # fmt: skip
+        if template == GROUPED_TEMPLATE and partitions != 1:
+            raise ConventionError(
+                f"partitions=N splits the units of one set of conventions, and these metrics need "
+                f"several ({grouped_labels(context)}); compare each set in its own call"
+            )
+        partitions = check_partitions(partitions, engine.dialect, context)
         dialect = get_dialect(context["dialect"])
         groups = context["groups"]
         quantiles = [("lo", repr((1 - confidence) / 2)), ("hi", repr((1 + confidence) / 2))]
         compare_context = {
             "dialect": dialect.name,
-            "per_user_sql": render(template, context).rstrip("\n"),
             "within": [
                 {"alias": f"_w{i}", "name": g["name"], "is_text": g["is_text"]}
                 for i, g in enumerate(groups[: len(segments)])
@@ -144,7 +153,11 @@ def compare(
                     zip(groups[len(segments) :], systems, baselines, strict=True)
                 )
             ],
-            "user": context["user_name"],
+            # the unit's columns of the per-unit rows (those that are not also by/within columns)
+            "units": [
+                {"alias": "_unit" if i == 0 else f"_unit{i}", "name": u["name"]}
+                for i, u in enumerate(u for u in context["unit"] if u["shown"])
+            ],
             "metrics": [{"column": dialect.quote_identifier(m.label)} for m in requested],
             "test": test,
             "replicates": replicates,
@@ -154,14 +167,42 @@ def compare(
             "quantiles": quantiles,
             "small_sample": significance.SMALL_SAMPLE,
         }
-        text = render("compare/compare.sql.j2", compare_context)
         try:
-            result = engine.run(text)
+            if partitions == 1:
+                per_user_sql = render(template, context)
+            else:  # the per-unit values of each partition, combined where the statement stood
+                per_user_sql = combining_sql(engine, template, context, partitions, progress)
+            compare_context["per_user_sql"] = per_user_sql.rstrip("\n")
+            result = engine.run(render("compare/compare.sql.j2", compare_context))
         except duckdb.OutOfMemoryException as exc:
-            raise OutOfMemoryError.hint(exc, 1) from None
+            raise OutOfMemoryError.hint(exc, partitions) from None
+        except DuplicateRowError as exc:
+            raise DuplicateRowError(with_truth_hint(str(exc))) from None
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)
+
+
+def check_options(test: str, confidence: float, correction: str | None, replicates: int, seed: int) -> None:
+    """Refuse a test, confidence, correction, replicates or seed that compare() cannot take
+    (a ConventionError); also what a report's [compare] section is checked with.
+
+    >>> check_options("t", 0.95, "holm", 10_000, 0)
+    >>> check_options("z", 0.95, "holm", 10_000, 0)
+    Traceback (most recent call last):
+    ...
+    sqlmetrics.errors.ConventionError: test='z' is not one of 't', 'wilcoxon', 'randomization', 'bootstrap'
+    """
+    if test not in TESTS:
+        raise ConventionError(f"test={test!r} is not one of {', '.join(map(repr, TESTS))}")
+    corrections.check(correction)
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
+        raise ConventionError(
+            f"confidence must be a number between 0 and 1, got {confidence!r}"
+        )
+    for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
 
 
 def _literal(dialect, recs_source, name: str, value: Any) -> str | None:
@@ -198,10 +239,10 @@ def _table(
     correction: str | None,
 ) -> pa.Table:
     kind = result.column("_row_kind").to_pylist()
-    rows = result.filter(pa.array([k == 0 for k in kind])).to_pylist()
+    rows = result.filter(pa.array([k == 0 for k in kind], pa.bool_())).to_pylist()
     details: dict[tuple, list[float]] = {}
     keys = [f"_w{i}" for i in range(len(segments))] + [f"_s{i}" for i in range(len(systems))]
-    for r in result.filter(pa.array([k == 1 for k in kind])).to_pylist():
+    for r in result.filter(pa.array([k == 1 for k in kind], pa.bool_())).to_pylist():
         details.setdefault((*[r[k] for k in keys], r["_k"]), []).append(r["_detail"])
     if not rows:
         raise SqlMetricsError(
@@ -261,7 +302,7 @@ def _table(
         out["unpaired_system"].append(r["_system_units"] - n)
         out["unpaired_baseline"].append(r["_baseline_units"] - n)
     out["p_adjusted"] = corrections.adjust(out["p_value"], correction)
-    stats_rows = pa.array([k == 0 for k in kind])
+    stats_rows = pa.array([k == 0 for k in kind], pa.bool_())
     columns = {
         name: result.column(key).filter(stats_rows)
         for name, key in zip(segments + systems, keys, strict=True)

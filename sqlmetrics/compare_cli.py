@@ -51,6 +51,10 @@ def register(commands: Any, add_evaluation_options: Any) -> None:
                       help="of the p-values over all rows [holm]")  # fmt: skip
     test.add_argument("--replicates", type=int, default=10_000, help="randomization/bootstrap draws [10000]")
     test.add_argument("--seed", type=int, default=0, help="of the replicate draws [0]")
+    test.add_argument(
+        "--partitions", type=int, default=1, metavar="N",
+        help="evaluate the users in N hash partitions, one statement each (the same numbers) [1]",
+    )  # fmt: skip
     out = parser.add_argument_group("output")
     out.add_argument(
         "--format", choices=FORMATS, help="table (readable, the default), csv, json, parquet or latex"
@@ -64,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from .compare import compare
     from .reports import formats
 
+    cli._require_metrics(args)
     if args.per_user:
         raise cli.UsageError("sqlmetrics compare: --per-user is an option of evaluate")
     if not args.by:
@@ -78,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     kw = {
         "test": args.test, "confidence": args.confidence, "within": args.within,
         "correction": None if args.correction == "none" else args.correction,
-        "replicates": args.replicates, "seed": args.seed, **options,
+        "replicates": args.replicates, "seed": args.seed, "partitions": args.partitions,
+        "progress": args.partitions > 1, **options,
     }  # fmt: skip
     con = cli._connection(args)
     try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import ConventionError, SqlMetricsError, UnknownTableError
+from .errors import ConventionError, SqlMetricsError, UnknownTableError, UnsupportedError
 
 ENGINES = ("duckdb", "spark", "postgres")  # dialects that evaluate() runs
 NAMES = ("duckdb", "spark", "postgres", "bigquery", "snowflake")  # dialects that sql() renders
@@ -33,6 +33,9 @@ class Dialect:
     # BigQuery: quoted names read the escapes of string literals too (a backtick is \`, not
     # doubled), and neither may hold a raw line break
     escaped_names: bool = False
+    # BigQuery: a "." inside a quoted name is a path (`a.b` is field b of a), so no column can
+    # be named iprec_at_recall_0.50
+    dotted_names: bool = True
 
     @property
     def template(self) -> str:
@@ -43,6 +46,10 @@ class Dialect:
         """A column or table name as a quoted identifier: nothing in it can end the name."""
         if not isinstance(name, str) or not name or "\x00" in name:
             raise UnknownTableError(f"not a valid name: {name!r}")
+        if not self.dotted_names and "." in name:
+            raise UnsupportedError(
+                f"{self.name} names cannot hold a '.' (a quoted a.b is a path): {name!r}"
+            )
         q = self.identifier_quote
         if self.escaped_names:
             return q + _backslash_escaped(name, q) + q
@@ -82,7 +89,7 @@ DIALECTS = {
     "duckdb": Dialect("duckdb", '"', False),
     "spark": Dialect("spark", "`", True),
     "postgres": Dialect("postgres", '"', False),
-    "bigquery": Dialect("bigquery", "`", True, escaped_names=True),
+    "bigquery": Dialect("bigquery", "`", True, escaped_names=True, dotted_names=False),
     "snowflake": Dialect("snowflake", '"', True),
 }
 

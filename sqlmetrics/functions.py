@@ -1,5 +1,7 @@
 """One function per metric: sqlmetrics.ndcg(con, "events", k=10) and so on. Each is
-evaluate() with the metric's names; k may be a list for one column per cutoff."""
+evaluate() with the metric's names; k may be a list for one column per cutoff, or None for the
+whole list ("ndcg"). The names that are no Python identifier (iprec_at_recall_0.50, 11pt_avg)
+are names for evaluate() only."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from .metric_names import check_cutoff
 from .registry import METRICS
 
 
-def _names(metric: str, k: int | Sequence[int]) -> list[str]:
+def _names(metric: str, k: int | Sequence[int] | None) -> list[str]:
+    if k is None:
+        return [metric]  # the whole list
     cutoffs = [k] if isinstance(k, int) or not isinstance(k, Sequence) else list(k)
     return [f"{metric}@{check_cutoff(c)}" for c in cutoffs]
 
@@ -25,7 +29,8 @@ def _metric_function(metric: str):
     if definition.needs_cutoff:
 
         def function(
-            con: duckdb.DuckDBPyConnection, recs: Input, k: int | Sequence[int] = 10, **options: Any
+            con: duckdb.DuckDBPyConnection, recs: Input, k: int | Sequence[int] | None = 10,
+            **options: Any,
         ) -> pa.Table:
             return evaluate(con, recs, _names(metric, k), **options)
 
@@ -141,12 +146,25 @@ idcg = _metric_function("idcg")
 ndcg = _metric_function("ndcg")
 precision = _metric_function("precision")
 recall = _metric_function("recall")
+f1 = _metric_function("f1")
 hit_rate = _metric_function("hit_rate")
 mrr = _metric_function("mrr")
 arhr = _metric_function("arhr")
 map = _metric_function("map")  # noqa: A001 - named like the metric, as in ranx and sklearn
 mar = _metric_function("mar")
 r_precision = _metric_function("r_precision")
+# trec_eval's measures (the iprec_at_recall_* and 11pt_avg names are for evaluate() only)
+success = _metric_function("success")
+set_P = _metric_function("set_P")  # noqa: N816 - trec_eval's name
+set_recall = _metric_function("set_recall")
+set_F = _metric_function("set_F")  # noqa: N816 - trec_eval's name
+gm_map = _metric_function("gm_map")
+bpref = _metric_function("bpref")
+num_q = _metric_function("num_q")
+num_ret = _metric_function("num_ret")
+num_rel = _metric_function("num_rel")
+num_rel_ret = _metric_function("num_rel_ret")
+judged = _metric_function("judged")
 
 # beyond accuracy: the same keyword arguments, plus history=, catalog=, item_features=
 fcp = _metric_function("fcp")

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from .dialects import get as get_dialect
 from .errors import ConventionError
+from .metric_names import parse_metrics, require_means
 from .significance import scipy_stats, t_interval
 from .templates import render
 
@@ -36,6 +37,7 @@ def evaluate_with_intervals(
     group_names: list[str],
 ) -> pa.Table:
     """evaluate()'s table, with <metric>_ci_low and <metric>_ci_high after each mean."""
+    require_means(parse_metrics(labels), "confidence=")
     quote = get_dialect(context["dialect"]).quote_identifier
     per_user_sql = render(template, {**context, "per_user": True}).rstrip("\n")
     text = render(

@@ -7,17 +7,23 @@ import re
 from dataclasses import dataclass
 from numbers import Integral
 
-from .errors import InvalidCutoffError, UnknownMetricError
+from . import peer_names
+from .errors import ConventionError, InvalidCutoffError, UnknownMetricError
 from .registry import METRICS, MetricDefinition
 
-_NAME = re.compile(r"^\s*([A-Za-z_]+)\s*(?:@\s*(\S+))?\s*$")
+# a name is letters, digits, "_" and "." (iprec_at_recall_0.50, 11pt_avg), then perhaps @k
+_NAME = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9_.]*?)\s*(?:@\s*(\S+))?\s*$")
+# names are matched without case (set_P, set_p)
+_BY_NAME = {name.lower(): definition for name, definition in METRICS.items()}
 
 
 @dataclass(frozen=True)
 class RequestedMetric:
     label: str  # the output column, exactly as requested ("ndcg@10")
     definition: MetricDefinition
-    k: int | None
+    k: int | None  # None: no cutoff, the whole list
+    # conventions of this metric alone, from a peer's name ("P(rel=2)@5": threshold 2)
+    overrides: peer_names.Overrides = ()
 
     @property
     def name(self) -> str:
@@ -44,32 +50,55 @@ def check_cutoff(k: object, what: str = "k") -> int:
 
 
 def _unknown(name: str) -> UnknownMetricError:
-    close = difflib.get_close_matches(name.lower(), list(METRICS), n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    # every accepted name, sqlmetrics' own first: compared without case, shown as spelled
+    accepted: dict[str, str] = {}
+    for candidate in [*METRICS, *peer_names.suggestions()]:
+        accepted.setdefault(candidate.lower(), candidate)
+    close = difflib.get_close_matches(name.lower(), list(accepted), n=1, cutoff=0.5)
+    hint = f"; did you mean {accepted[close[0]]!r}?" if close else ""
     known = ", ".join(f"{m}@k" if METRICS[m].needs_cutoff else m for m in METRICS)
-    return UnknownMetricError(f"unknown metric {name!r}{hint} Known metrics: {known}.")
+    return UnknownMetricError(
+        f"unknown metric {name!r}{hint} Known metrics: {known}, and the names of trec_eval, "
+        "ranx and ir_measures (docs/metrics.md)."
+    )
 
 
 def parse_metric(label: str) -> RequestedMetric:
-    """Parse one metric name: "ndcg@10" -> ndcg with k = 10; "r_precision" has no cutoff."""
+    """Parse one metric name: "ndcg@10" -> ndcg with k = 10; "r_precision" has no cutoff; a
+    ranking metric without @k ("ndcg", "map") is over the whole list, as trec_eval's measures."""
     if not isinstance(label, str):
         raise UnknownMetricError(f"a metric name must be a string like 'ndcg@10', got {label!r}")
     match = _NAME.match(label)
     if not match:
         raise _unknown(label)
     name, cutoff = match.group(1).lower(), match.group(2)
-    definition = METRICS.get(name)
+    definition = _BY_NAME.get(name)
     if definition is None:
         raise _unknown(name)
+    name = definition.name
     if not definition.needs_cutoff:
         if cutoff is not None:
-            raise UnknownMetricError(f"{name} takes no cutoff (its cutoff is R): write {name!r}")
+            over = "R" if name == "r_precision" else "the whole list"
+            raise UnknownMetricError(f"{name} takes no cutoff (it is over {over}): write {name!r}")
         return RequestedMetric(label, definition, None)
     if cutoff is None:
-        raise UnknownMetricError(f"{name} needs a cutoff, for example '{name}@10'")
+        if definition.beyond:
+            raise UnknownMetricError(f"{name} needs a cutoff, for example '{name}@10'")
+        return RequestedMetric(label, definition, None)  # the whole list
     if not re.fullmatch(r"[0-9]+", cutoff):
         raise InvalidCutoffError(f"the cutoff in {label!r} must be a positive integer")
     return RequestedMetric(label, definition, check_cutoff(int(cutoff), f"the cutoff in {label!r}"))
+
+
+def require_means(metrics: list[RequestedMetric], what: str) -> None:
+    """Refuse the metrics whose group value is no mean of the units' values (num_* are sums,
+    gm_map a geometric mean): `what` (intervals, paired tests) is about means."""
+    refused = [m.label for m in metrics if m.definition.aggregate != "mean"]
+    if refused:
+        raise ConventionError(
+            f"{what} is about means over units, and {', '.join(refused)} is not one (num_* are "
+            "sums, gm_map a geometric mean); drop it, or request it without this option"
+        )
 
 
 def parse_metrics(metrics: str | list[str] | tuple[str, ...]) -> list[RequestedMetric]:
@@ -77,11 +106,46 @@ def parse_metrics(metrics: str | list[str] | tuple[str, ...]) -> list[RequestedM
     labels = [metrics] if isinstance(metrics, str) else list(metrics)
     if not labels:
         raise UnknownMetricError("no metric requested: pass names like ['ndcg@10', 'map@10']")
-    parsed = [parse_metric(label) for label in labels]
-    seen: dict[tuple[str, int | None], str] = {}
+    parsed = [m for label in labels for m in _parse_any(label)]
+    seen: dict[tuple, str] = {}
     for m in parsed:
-        key = (m.name, m.k)
+        key = (m.name, m.k, m.overrides)
         if key in seen:
             raise UnknownMetricError(f"{m.label!r} is requested twice (also as {seen[key]!r})")
         seen[key] = m.label
     return parsed
+
+
+def _parse_any(label: object) -> list[RequestedMetric]:
+    """sqlmetrics' own name, else a peer's (peer_names.py): one metric, or a trec_eval group's
+    members that sqlmetrics has."""
+    try:
+        return [parse_metric(label)]
+    except (UnknownMetricError, InvalidCutoffError):
+        resolved = peer_names.resolve(label) if isinstance(label, str) else None
+        if resolved is None:
+            raise
+    found = []
+    for peer in resolved.names:
+        if peer.canonical is None:
+            if resolved.group:
+                continue
+            raise UnknownMetricError(
+                f"{label!r} is a measure of {peer.peer} that sqlmetrics does not compute"
+            ) from None
+        try:
+            own = parse_metric(peer.canonical)
+        except (UnknownMetricError, InvalidCutoffError) as exc:
+            if resolved.group and isinstance(exc, UnknownMetricError):
+                continue  # a member this version does not have
+            if peer.canonical == label:
+                raise
+            raise type(exc)(f"{label!r} is {_of(peer.peer)} {peer.canonical!r}, but: {exc}") from None
+        found.append(RequestedMetric(peer.label, own.definition, own.k, peer.overrides))
+    if not found:
+        raise UnknownMetricError(f"none of the measures of trec_eval's {label!r} is in sqlmetrics")
+    return found
+
+
+def _of(peer: str) -> str:
+    return f"{peer}' name for" if peer.endswith("s") else f"{peer}'s name for"

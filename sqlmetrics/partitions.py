@@ -43,10 +43,14 @@ def check(partitions: Any, dialect: str, context: dict[str, Any]) -> int:
 ALWAYS_COUNTED = 1024  # the API counts the users (one more read) only above this many partitions
 
 
-def units_sql(recs: dict[str, str], truth: dict[str, str] | None, user_hash_cast: str | None) -> str:
-    """The statement that counts the distinct users of the inputs: recs and truth are
-    {"source": FROM item, "user": quoted column}."""
-    return render("partitions/units.sql.j2", {"recs": recs, "truth": truth, "user_hash_cast": user_hash_cast})
+def units_sql(
+    recs: dict[str, Any], truth: dict[str, Any] | None, hash_casts: list[str | None]
+) -> str:
+    """The statement that counts the distinct units (users) of the inputs: recs and truth are
+    {"source": FROM item, "unit": [quoted key columns]}; hash_casts, one per key column."""
+    return render(
+        "partitions/units.sql.j2", {"recs": recs, "truth": truth, "hash_casts": hash_casts}
+    )
 
 
 def check_units(partitions: int, units: int, option: str = "partitions") -> None:
@@ -101,12 +105,21 @@ def evaluate_in_partitions(
     engine: Any, template: str, context: dict[str, Any], partitions: int, progress: bool
 ) -> pa.Table:
     """Run the statement once per partition of the users, then combine the partial results."""
+    return engine.run(combining_sql(engine, template, context, partitions, progress))
+
+
+def combining_sql(
+    engine: Any, template: str, context: dict[str, Any], partitions: int, progress: bool
+) -> str:
+    """Run the statement once per partition of the users; the statement that combines their
+    partial results (which compare() embeds, with per_user=True, where the one statement
+    would stand)."""
     if partitions > ALWAYS_COUNTED:
         truth = context["truth"]
         sql = units_sql(
-            {"source": context["recs"]["source"], "user": context["recs"]["user"]},
-            {"source": truth["source"], "user": truth["user"]} if truth else None,
-            context["user_hash_cast"],
+            {"source": context["recs"]["source"], "unit": context["recs"]["unit"]},
+            {"source": truth["source"], "unit": [u["column"] for u in truth["unit"]]} if truth else None,
+            [u["hash_cast"] for u in context["unit"]],
         )
         check_units(partitions, engine.run(sql).column("units")[0].as_py())
     bar = Progress(partitions, "sqlmetrics partitions") if progress else None
@@ -124,4 +137,4 @@ def evaluate_in_partitions(
     if bar:
         bar.close()
     combined = engine.resolve(pa.concat_tables(partials), "partials")
-    return engine.run(render("partitions/combine.sql.j2", {**context, "partials": combined.sql}))
+    return render("partitions/combine.sql.j2", {**context, "partials": combined.sql})

@@ -11,11 +11,11 @@ from numbers import Real
 from typing import Any
 
 from . import columns as col
-from .conventions import Conventions
+from .conventions import ANY_TRUTH_ROW, Conventions
 from .dialects import get as get_dialect
 from .errors import ColumnTypeError, ConventionError, MissingColumnError
 from .identifiers import quote_identifier, quote_string
-from .metric_names import RequestedMetric
+from .metric_names import MAX_CUTOFF, RequestedMetric
 from .sources import Source
 
 # The largest list_length the top-k aggregates keep (sql/ranking/top_k.sql.j2 asks them for
@@ -34,7 +34,7 @@ _NEGATABLE = {
 
 @dataclass(frozen=True)
 class ColumnNames:
-    user: str = "user_id"
+    user: str | Sequence[str] = "user_id"  # the unit's key: one column, or several
     item: str = "item_id"
     score: str = "score"
     rank: str | None = None
@@ -98,22 +98,67 @@ def _relevance(
     }
 
 
+def unit_columns(user: Any) -> list[str]:
+    """The key columns of the unit of evaluation: user= as one name or a list of names.
+
+    >>> unit_columns("user_id"), unit_columns(("user_id", "day"))
+    (['user_id'], ['user_id', 'day'])
+    """
+    names = [user] if isinstance(user, str) else user
+    if not isinstance(names, Sequence) or not names:
+        raise ConventionError(
+            f"user= names the unit's key: a column, or a list of columns, got {user!r}"
+        )
+    names = list(names)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise MissingColumnError(f"the user column names must be non-empty strings, got {name!r}")
+    return names
+
+
 def _keyed_input(
-    recs: Source, user: str, item: str, source: Source, role: str, names: ColumnNames, quote
+    recs: Source,
+    unit: Sequence[str],
+    item: str,
+    source: Source,
+    role: str,
+    names: ColumnNames,
+    quote,
+    partial: bool = False,
 ) -> dict[str, Any]:
-    """The context of an input keyed by (user, item), like truth or history: its columns found,
-    quoted with `quote`, and checked to compare with recs' user and item columns."""
-    s_user = col.find_column(source, names.user, role, "user")
+    """The context of an input keyed by (unit, item), like truth or history: its columns found,
+    quoted with `quote`, and checked to compare with recs' unit and item columns. partial
+    (history): the input may have only some of the unit's key columns, and is joined on those."""
+    keys = unit_columns(names.user)
+    found: list[tuple[int, str]] = []
+    for i, (name, recs_column) in enumerate(zip(keys, unit, strict=True)):
+        try:
+            column = col.find_column(source, name, role, "user")
+        except MissingColumnError:
+            if partial:
+                continue
+            raise
+        col.require_same_family(recs, recs_column, source, column, "user", role)
+        found.append((i, column))
+    if not found:  # (partial only: the others raised already)
+        raise MissingColumnError(
+            f"{role} ({source.label}) has none of the unit's key columns "
+            f"({', '.join(map(repr, keys))}); its columns are: {', '.join(source.columns)}"
+        )
     s_item = col.find_column(source, names.item, role, "item")
-    col.require_same_family(recs, user, source, s_user, "user", role)
     col.require_same_family(recs, item, source, s_item, "item", role)
     return {
         "source": source.sql,
         "label": source.label,
-        "user": quote(s_user),
+        "unit": [{"alias": _unit_alias(i), "column": quote(column)} for i, column in found],
         "item": quote(s_item),
-        "names": {"user": s_user, "item": s_item},
+        "names": {"unit": [column for _, column in found], "item": s_item},
     }
+
+
+def _unit_alias(i: int) -> str:
+    """The name of the unit's i-th key column inside the statement: _user, then _u1, _u2..."""
+    return "_user" if i == 0 else f"_u{i}"
 
 
 def build_context(
@@ -131,7 +176,7 @@ def build_context(
 ) -> dict[str, Any]:
     sql_dialect = get_dialect(dialect)
     quote_identifier = sql_dialect.quote_identifier  # this dialect's quoting, in this function
-    user = col.find_column(recs, names.user, "recs", "user")
+    unit = [col.find_column(recs, name, "recs", "user") for name in unit_columns(names.user)]
     item = col.find_column(recs, names.item, "recs", "item")
     if names.rank is not None:
         key = col.find_column(recs, names.rank, "recs", "rank")
@@ -161,8 +206,11 @@ def build_context(
                 f"for {', '.join(refused)}; use ties='item_desc' (trec_eval) or drop those metrics"
             )
 
+    _require_distinct_unit(unit, item, key)
     groups = []
-    taken = {user, item, key}
+    # a by column may be one of several key columns (a (user, day) unit, by day): each unit
+    # is then in one group only
+    taken = {item, key, *unit} if len(unit) == 1 else {item, key}
     for i, name in enumerate(by):
         column = col.find_column(recs, name, "recs", "by")
         if column in taken:
@@ -177,23 +225,26 @@ def build_context(
                 "name": quote_identifier(column),
                 "is_text": col.type_family(recs.type_of(column)) == "text",
                 "found": column,
+                # the unit's key column it is, if any (missing='zero' pairs them)
+                "unit": _unit_alias(unit.index(column)) if column in unit else None,
             }
         )
-
+    by_columns = [g["found"] for g in groups]
+    # the unit's columns in the result (per_user=True), except those already there as by columns
+    shown = [column for column in unit if column not in by_columns]
     _require_distinct_output(
-        by, [g["found"] for g in groups], user if per_user else "users", [m.label for m in metrics]
+        by, by_columns, shown if per_user else ["users"], [m.label for m in metrics]
     )
 
     recs_ctx: dict[str, Any] = {
         "source": recs.sql,
         "label": recs.label,
-        "user": quote_identifier(user),
+        "unit": [quote_identifier(column) for column in unit],
         "item": quote_identifier(item),
         "key": key_sql,
         "key_is_float": col.is_float(key_type),
         "item_is_text": col.type_family(recs.type_of(item)) == "text",
-        "user_is_text": col.type_family(recs.type_of(user)) == "text",
-        "names": {"user": user, "item": item, "key": key},
+        "names": {"unit": unit, "item": item, "key": key},
         "relevance": None,
     }
     ranking = [m for m in metrics if not m.definition.beyond]
@@ -203,6 +254,11 @@ def build_context(
         # Only beyond-accuracy metrics that need no relevance: nothing is judged (every row 0).
         recs_ctx["relevance"] = {"kind": "column", "column": "NULL", "grades": [], "is_float": False}
     elif truth is None:
+        if conventions.threshold == ANY_TRUTH_ROW:
+            raise ConventionError(
+                "threshold='any' makes every truth row relevant, so it needs truth=; with the "
+                "relevance in recs, give a number (the grade from which a row is relevant)"
+            )
         if (
             names.action is None
             and names.relevance is None
@@ -216,9 +272,13 @@ def build_context(
         recs_ctx["relevance"] = _relevance(recs, names, "recs", required=True, dialect=dialect)
     else:
         truth_ctx = {
-            **_keyed_input(recs, user, item, truth, "truth", names, quote_identifier),
+            **_keyed_input(recs, unit, item, truth, "truth", names, quote_identifier),
             "relevance": _relevance(truth, names, "truth", required=False, dialect=dialect),
         }
+        _require_unambiguous_segments(by, groups, unit, truth)
+        if conventions.threshold == ANY_TRUTH_ROW:
+            # every truth row is relevant with grade 1: its grade is not read (Recommenders)
+            truth_ctx["relevance"] = {"kind": "constant", "column": None, "grades": [], "is_float": False}
 
     cutoffs = [m.k for m in metrics if not m.definition.beyond or m.definition.uses_lists]
     if not cutoffs:
@@ -230,8 +290,10 @@ def build_context(
             # is cheaper anyway (the metrics slice their own k from it); ties='average' keeps
             # every item placed before list_length, with no top-n aggregate
             list_length = None
+        if list_length is None and conventions.ties == "average":
+            list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
-        recs, user, item, truth, metrics, names, per_user, history, catalog, item_features,
+        recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,
         quote_identifier,
     )
     if beyond_ctx is not None:
@@ -245,43 +307,101 @@ def build_context(
         "recs": recs_ctx,
         "truth": truth_ctx,
         "groups": groups,
-        "user_name": quote_identifier(user),
+        # the unit's key columns: _user, _u1, ... in the statement; `shown` in the result
+        # (per_user=True) unless a by column shows it already; hash_cast: partitions=N hashes
+        # integers of any width alike in every input
+        "unit": [
+            {
+                "alias": _unit_alias(i),
+                "name": quote_identifier(column),
+                "found": column,
+                "is_text": col.type_family(recs.type_of(column)) == "text",
+                "hash_cast": "HUGEINT" if col.type_family(recs.type_of(column)) == "integer" else None,
+                "shown": column in shown,
+            }
+            for i, column in enumerate(unit)
+        ],
         "order_by": order_by,
         "ties": "item_desc" if order_by == "rank" else conventions.ties,  # ranks cannot tie
         "list_length": list_length,
         "threshold": conventions.threshold_literal,
         "gain_kind": conventions.gain,
+        "gain_from_threshold": conventions.gain_from_threshold,  # a peer's name asks for it
         "empty": conventions.empty,
         "missing": conventions.missing,
         "ap_denominator": conventions.ap_denominator,
         "duplicates": conventions.duplicates,
+        # several truth rows of one (user, item): refused, the highest grade, or their sum
+        "truth_duplicates": conventions.truth_duplicates,
         "per_user": per_user,
-        # partitions=N (partitions.py) fills "partition" per statement; users hash alike in
-        # every input once integers of any width are cast to one type
+        # partitions=N (partitions.py) fills "partition" per statement
         "partition": None,
-        "user_hash_cast": "HUGEINT" if col.type_family(recs.type_of(user)) == "integer" else None,
         "metrics": [
             {
                 "template": m.definition.template,
-                "macro": m.name,
-                "k": m.k,
+                "name": m.name,  # the registry's name, shown in sql()
+                "macro": m.definition.macro,
+                "k": m.k,  # None: the whole list
                 "column": quote_identifier(m.label),
                 "formula": m.definition.formula,  # shown beside the column in sql()
+                "aggregate": m.definition.aggregate,  # mean, sum or geometric (registry.py)
             }
             for m in ranking
         ],
+        # what the requested metrics read beyond the judged rows (registry.py's `reads`)
+        "reads": sorted(
+            {r for m in ranking for r in m.definition.reads}
+            | {r for m in ranking if m.k is None for r in m.definition.whole_list_reads}
+        ),
         "beyond": beyond_ctx,
     }
 
 
-def _require_distinct_output(
-    by: Sequence[str], by_columns: Sequence[str], count_or_user: str, labels: Sequence[str]
+def _require_distinct_unit(unit: Sequence[str], item: str, key: str) -> None:
+    """The unit's key columns are distinct columns, none of them the item or the score."""
+    seen: set[str] = set()
+    for column in unit:
+        if column.lower() in seen:
+            raise ConventionError(f"user= names the column {column!r} twice")
+        if column in (item, key):
+            raise ConventionError(
+                f"user= names {column!r}, which is already the item or the score column"
+            )
+        seen.add(column.lower())
+
+
+def _require_unambiguous_segments(
+    by: Sequence[str], groups: Sequence[dict[str, Any]], unit: Sequence[str], truth: Source
 ) -> None:
-    """The result's columns (the by columns, `users` or the user column, the metrics) must have
-    distinct names, compared as the engines compare them (without case), or the result would
-    hold two columns of one name."""
-    other = "the user column" if count_or_user != "users" else "the count of users"
-    fixed = {count_or_user.lower(): f"{other}, {count_or_user!r}"}
+    """A by column that truth has too, outside the unit's key, would be silently crossed: truth
+    is joined on the unit alone, so each segment's lists would be judged against the truth of
+    every segment (a (user, day) list against all the user's days). Refused, with both fixes."""
+    for name, group in zip(by, groups, strict=True):
+        if group["unit"] is not None:
+            continue
+        column = group["found"]
+        in_truth = [c for c in truth.columns if c == column] or [
+            c for c in truth.columns if c.lower() == column.lower()
+        ]
+        if in_truth:
+            keys = list(unit) if len(unit) > 1 else unit[0]
+            wider = [*unit, column]
+            raise ConventionError(
+                f"by={name!r}: truth ({truth.label}) has a {in_truth[0]!r} column too, but truth is "
+                f"joined on the unit (user={keys!r}) alone, so each {column} segment would be "
+                f"judged against the truth of every {column}; add it to the unit "
+                f"(user={wider!r}) or leave it out of truth"
+            )
+
+
+def _require_distinct_output(
+    by: Sequence[str], by_columns: Sequence[str], counts_or_unit: Sequence[str], labels: Sequence[str]
+) -> None:
+    """The result's columns (the by columns, `users` or the unit's columns, the metrics) must
+    have distinct names, compared as the engines compare them (without case), or the result
+    would hold two columns of one name."""
+    what = "the count of users" if list(counts_or_unit) == ["users"] else "the user column"
+    fixed = {name.lower(): f"{what}, {name!r}" for name in counts_or_unit}
     fixed.update({label.lower(): f"the metric {label!r}" for label in labels})
     seen: dict[str, str] = {}
     for name, column in zip(by, by_columns, strict=True):
@@ -307,7 +427,7 @@ _VECTOR = re.compile(r"^(.+)\[\d*\]$")
 
 def _beyond_context(
     recs: Source,
-    user: str,
+    unit: Sequence[str],
     item: str,
     truth: Source | None,
     metrics: Sequence[RequestedMetric],
@@ -358,7 +478,11 @@ def _beyond_context(
 
     history_ctx = None
     if uses_history and history is not None:
-        history_ctx = _keyed_input(recs, user, item, history, "history", names, quote_identifier)
+        # joined on the unit's key columns it has: a (user, day) list meets the user's whole
+        # history when history has no day
+        history_ctx = _keyed_input(
+            recs, unit, item, history, "history", names, quote_identifier, partial=True
+        )
     catalog_ctx = None
     if "catalog" in needs and catalog is not None:
         c_item = col.find_column(catalog, names.item, "catalog", "item")

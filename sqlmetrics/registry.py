@@ -11,10 +11,19 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class MetricDefinition:
     name: str
-    template: str  # path under sql/, holding a macro named like the metric
+    template: str  # path under sql/, holding the metric's macro
     formula: str  # as printed in docs/metrics.md's metric table
-    needs_cutoff: bool = True  # False: the metric takes no @k (r_precision)
+    needs_cutoff: bool = True  # True: takes @k (a ranking metric without it: the whole list);
+    # False: never a cutoff (r_precision, bpref)
     tie_averaged: bool = True  # True: defined under ties="average"
+    macro: str = ""  # the macro's name where the metric's is no identifier; "": the name
+    # how a group's value comes from its units' values: "mean"; "sum" (trec_eval's num_*);
+    # "geometric" (gm_map: exp(mean(ln(max(value, 1e-5)))), trec_eval's floor)
+    aggregate: str = "mean"
+    # what the macro reads beyond the judged rows (rel > 0): "retrieved" (the list's length,
+    # _retrieved), "judgments" (every truth row, of any grade: _judged, _nonrelevant)
+    reads: tuple[str, ...] = ()
+    whole_list_reads: tuple[str, ...] = ()  # ... and what it reads without @k only
     # Beyond-accuracy metrics (sql/beyond/) only:
     beyond: bool = False  # True: not a macro over judged rows; its family template computes it
     per_user: bool = True  # False: a property of all lists together (per_user=True refuses it)
@@ -22,11 +31,19 @@ class MetricDefinition:
     # "similarity" (history= or item_features=), "relevance" (truth= or a relevance column)
     uses_lists: bool = True  # reads the users' top-k lists
 
+    def __post_init__(self) -> None:
+        if not self.macro:
+            object.__setattr__(self, "macro", self.name)
+
 
 _GAIN = "metrics/gain.sql.j2"
 _HITS = "metrics/hits.sql.j2"
 _RR = "metrics/reciprocal_rank.sql.j2"
 _AP = "metrics/average_precision.sql.j2"
+_BPREF = "metrics/bpref.sql.j2"
+_IPREC = "metrics/interpolated_precision.sql.j2"
+_COUNTS = "metrics/counts.sql.j2"
+_JUDGED = "metrics/judged.sql.j2"
 _FCP = "beyond/fcp.sql.j2"
 _COVERAGE = "beyond/coverage.sql.j2"
 _NOVELTY = "beyond/novelty.sql.j2"
@@ -41,8 +58,14 @@ METRICS: dict[str, MetricDefinition] = {
         MetricDefinition("dcg", _GAIN, "sum_{i<=k} gain_i / log2(i+1)"),
         MetricDefinition("idcg", _GAIN, "dcg@k of the ideal list (truth gains sorted descending)"),
         MetricDefinition("ndcg", _GAIN, "dcg@k / idcg@k (0 when idcg@k = 0)"),
-        MetricDefinition("precision", _HITS, "hits@k / k"),
+        MetricDefinition("precision", _HITS, "hits@k / k", whole_list_reads=("retrieved",)),
         MetricDefinition("recall", _HITS, "hits@k / R"),
+        MetricDefinition(
+            "f1",
+            _HITS,
+            "2 precision@k recall@k / (precision@k + recall@k); the whole list: set_F",
+            whole_list_reads=("retrieved",),
+        ),
         MetricDefinition("hit_rate", _HITS, "1 if hits@k > 0 else 0"),
         MetricDefinition(
             "mrr", _RR, "1 / position of the first hit (0 if none)", tie_averaged=False
@@ -52,6 +75,71 @@ METRICS: dict[str, MetricDefinition] = {
         MetricDefinition("mar", _AP, "(1/R) sum over hits at i of recall@i", tie_averaged=False),
         MetricDefinition(
             "r_precision", _HITS, "hits in the top R / R", needs_cutoff=False, tie_averaged=False
+        ),
+        MetricDefinition("success", _HITS, "hit_rate@k (trec_eval's name)"),
+        MetricDefinition(
+            "set_P", _HITS, "hits / N over the whole list", needs_cutoff=False, reads=("retrieved",)
+        ),
+        MetricDefinition("set_recall", _HITS, "hits / R over the whole list", needs_cutoff=False),
+        MetricDefinition(
+            "set_F",
+            _HITS,
+            "2 set_P set_recall / (set_P + set_recall) = 2 hits / (N + R)",
+            needs_cutoff=False,
+            reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "gm_map",
+            _AP,
+            "map@k per user; over users exp(mean(ln(max(AP, 1e-5))))",
+            tie_averaged=False,
+            aggregate="geometric",
+        ),
+        MetricDefinition(
+            "bpref",
+            _BPREF,
+            "(1/R) sum over hits of 1 - min(n above, R) / min(N_n, R)",
+            needs_cutoff=False,
+            tie_averaged=False,
+            reads=("judgments",),
+        ),
+        *[
+            MetricDefinition(
+                f"iprec_at_recall_{level / 10:.2f}",
+                _IPREC,
+                f"max over hits i >= max(1, lround({level / 10:.1f} R)) of i / position of hit i",
+                needs_cutoff=False,
+                tie_averaged=False,
+                macro=f"iprec_at_recall_{level}0",
+            )
+            for level in range(11)
+        ],
+        MetricDefinition(
+            "11pt_avg",
+            _IPREC,
+            "mean of the 11 iprec_at_recall values",
+            needs_cutoff=False,
+            tie_averaged=False,
+            macro="eleven_pt_avg",
+        ),
+        MetricDefinition("num_q", _COUNTS, "1 per user; summed", needs_cutoff=False, aggregate="sum"),
+        MetricDefinition(
+            "num_ret",
+            _COUNTS,
+            "N, the items retrieved; summed",
+            needs_cutoff=False,
+            aggregate="sum",
+            reads=("retrieved",),
+        ),
+        MetricDefinition("num_rel", _COUNTS, "R; summed", needs_cutoff=False, aggregate="sum"),
+        MetricDefinition(
+            "num_rel_ret", _COUNTS, "hits in the whole list; summed", needs_cutoff=False, aggregate="sum"
+        ),
+        MetricDefinition(
+            "judged",
+            _JUDGED,
+            "items of the top k with a truth row of any grade / min(k, N)",
+            reads=("retrieved", "judgments"),
         ),
         # beyond accuracy
         MetricDefinition(

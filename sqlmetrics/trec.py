@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import InvalidDataError
 
@@ -109,3 +110,23 @@ def read_qrels(path: str | Path) -> pa.Table:
             "relevance": pa.array(rels, pa.int64()),
         }
     )
+
+
+def truncate_run(run: pa.Table, n: int) -> pa.Table:
+    """Each query's first n documents in trec_eval's order (score descending, ties by docno
+    descending): trec_eval -M n.
+
+    >>> t = pa.table({"user_id": ["1"] * 3, "item_id": ["a", "b", "c"], "score": [1.0, 2.0, 2.0]})
+    >>> truncate_run(t, 2).column("item_id").to_pylist()
+    ['c', 'b']
+    """
+    order = pc.sort_indices(
+        run, [("user_id", "ascending"), ("score", "descending"), ("item_id", "descending")]
+    )
+    ordered = run.take(order)
+    keep, seen, previous = [], 0, object()
+    for user in ordered.column("user_id").to_pylist():
+        seen = seen + 1 if user == previous else 1
+        previous = user
+        keep.append(seen <= n)
+    return ordered.filter(pa.array(keep, pa.bool_()))

@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 import reference
 from hypothesis import strategies as st
-from strategies import EvalData, eval_data
+from strategies import UNIT_KEYS, EvalData, as_units, eval_data
 
 import sqlmetrics
 
@@ -55,6 +55,14 @@ def batched(draw, parts: int = 6, string_ids: bool | None = None):
     return EvalData(recs, None if single_table else truth, item_type, True)
 
 
+@st.composite
+def batched_units(draw, parts: int = 6):
+    """batched() with each user a unit of several key columns (strategies.as_units; the users
+    i * 100 + u stay distinct units, and share their first key column in threes)."""
+    kind = draw(st.sampled_from(sorted(UNIT_KEYS)))
+    return as_units(draw(batched(parts)), kind)
+
+
 def case_id(conventions: dict) -> str:
     return "-".join(f"{k}={v}" for k, v in conventions.items()) or "defaults"
 
@@ -73,10 +81,17 @@ def close(actual, expected) -> bool:
     return actual is not None and math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-9)
 
 
+def _unit(data) -> list[str]:
+    """The unit's key columns: several for strategies.UnitData, else user_id."""
+    return getattr(data, "key", ["user_id"])
+
+
 def _rows(con, data, metrics, per_user, conventions) -> list[dict]:
+    unit = _unit(data)
     table = sqlmetrics.evaluate(
         con, data.recs_table(), metrics, truth=data.truth_table(),
-        by="model" if data.grouped else None, per_user=per_user, **conventions,
+        by="model" if data.grouped else None, per_user=per_user,
+        user=unit if len(unit) > 1 else unit[0], **conventions,
     )
     assert isinstance(table, pa.Table)
     return table.to_pylist()
@@ -93,7 +108,10 @@ def check_engine(con, data, metrics, conventions) -> None:
     # the random data hold no duplicate, so `duplicates` changes no number (the reference lacks it)
     options = {k: v for k, v in conventions.items() if k != "duplicates"}
     expected_users, expected_groups = reference.evaluate(data.recs, metrics, data.truth, **options)
-    user_key = lambda row: (row.get("model"), row["user_id"])  # noqa: E731
+    unit = _unit(data)
+    user_key = lambda row: (  # noqa: E731
+        row.get("model"), tuple(row[c] for c in unit) if len(unit) > 1 else row["user_id"]
+    )
     group_key = lambda row: row.get("model")  # noqa: E731
 
     actual = _keyed(_rows(con, data, metrics, True, conventions), user_key)
@@ -304,3 +322,137 @@ def check_exact_sums(con) -> None:
         [want] = sqlmetrics.evaluate(DUCKDB, lists, ["ndcg@2", "dcg@3"], **options).to_pylist()
         [got] = sqlmetrics.evaluate(con, lists, ["ndcg@2", "dcg@3"], **options).to_pylist()
         assert all(abs(got[m] - want[m]) <= 1e-15 * abs(want[m]) for m in ("ndcg@2", "dcg@3")), (got, want)
+
+
+def event_log_data(seed: int = 18):
+    """Random recs in two groups and a truth log that repeats (user, item) rows, each copy with
+    its own grade (negative and fractional ones too), as reference rows and as Arrow tables."""
+    import random
+
+    from strategies import SCORES, STR_ITEMS
+
+    rng = random.Random(seed)
+    recs, truth = [], []
+    for user in range(1, 41):
+        for group in ("m1", "m2"):
+            if rng.random() < 0.8:
+                for item in rng.sample(STR_ITEMS, rng.randint(1, 6)):
+                    recs.append({"user": user, "item": item, "score": rng.choice(SCORES), "group": group})
+        if rng.random() < 0.85:
+            for item in rng.sample(STR_ITEMS, rng.randint(1, 5)):
+                for _ in range(rng.choice((1, 1, 2, 3, 4))):
+                    grade = rng.choice((-1, 0, 0.5, 1, 1, 2, 3))
+                    truth.append({"user": user, "item": item, "relevance": grade})
+    rng.shuffle(truth)
+    recs_table = pa.table({
+        "user_id": [r["user"] for r in recs], "item_id": [r["item"] for r in recs],
+        "score": [float(r["score"]) for r in recs], "model": [r["group"] for r in recs],
+    })  # fmt: skip
+    truth_table = pa.table({
+        "user_id": [r["user"] for r in truth], "item_id": [r["item"] for r in truth],
+        "relevance": [float(r["relevance"]) for r in truth],
+    })  # fmt: skip
+    return recs, truth, recs_table, truth_table
+
+
+def check_truth_duplicates(con) -> None:
+    """truth_duplicates='max' and 'sum' on `con` equal the reference per user and DuckDB per
+    group, to 1e-9; action grades add up under 'sum'; fcp and serendipity read the same
+    grades; the default still refuses the repeated pairs."""
+    import pytest
+
+    recs, truth, recs_table, truth_table = event_log_data()
+    metrics = [f"{m}@{k}" for m in reference.CUTOFF_METRICS for k in (1, 3, 5)] + ["r_precision"]
+    for how, conventions in (("max", {"threshold": 2}), ("sum", {"threshold": 2, "missing": "zero"})):
+        options = dict(truth=truth_table, by="model", truth_duplicates=how, **conventions)
+        expected, _ = reference.evaluate(recs, metrics, truth, truth_duplicates=how, **conventions)
+        rows = sqlmetrics.evaluate(con, recs_table, metrics, per_user=True, **options).to_pylist()
+        actual = _keyed(rows, lambda row: (row["model"], row["user_id"]))
+        assert set(actual) == set(expected)
+        for key, values in expected.items():
+            wrong = {m: (actual[key][m], values[m]) for m in metrics if not close(actual[key][m], values[m])}
+            assert not wrong, f"{how} {key}: (engine, reference) = {wrong}"
+        assert_close_tables(
+            sqlmetrics.evaluate(con, recs_table, metrics, **options),
+            sqlmetrics.evaluate(DUCKDB, recs_table, metrics, **options),
+        )
+        history = recs_table.select(["user_id", "item_id"])
+        beyond = dict(options, history=history)
+        assert_close_tables(
+            sqlmetrics.evaluate(con, recs_table, ["fcp", "serendipity@3", "ndcg@3"], **beyond),
+            sqlmetrics.evaluate(DUCKDB, recs_table, ["fcp", "serendipity@3", "ndcg@3"], **beyond),
+        )
+    names = ["purchase", "add_to_cart", "view", "dislike", "share"]
+    events = truth_table.drop(["relevance"]).append_column(
+        "event_type", pa.array([names[i % len(names)] for i in range(truth_table.num_rows)])
+    )
+    grades = {"purchase": 3, "add_to_cart": 2, "view": 1, "dislike": -2}
+    graded = [{**r, "relevance": grades.get(names[i % len(names)], 0)} for i, r in enumerate(truth)]
+    options = dict(truth=events, by="model", action="event_type", relevance=grades, truth_duplicates="sum")
+    expected, _ = reference.evaluate(recs, ["ndcg@5", "precision@3"], graded, truth_duplicates="sum")
+    rows = sqlmetrics.evaluate(con, recs_table, ["ndcg@5", "precision@3"], per_user=True, **options)
+    actual = _keyed(rows.to_pylist(), lambda row: (row["model"], row["user_id"]))
+    assert set(actual) == set(expected)
+    assert all(close(actual[k][m], v[m]) for k, v in expected.items() for m in ("ndcg@5", "precision@3"))
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="has a duplicate .*truth_duplicates='max'"):
+        sqlmetrics.evaluate(con, recs_table, ["ndcg@3"], truth=truth_table, by="model")
+
+
+def check_beyond_accuracy_units(con) -> None:
+    """The beyond-accuracy metrics over (user, day) units equal DuckDB's: recs and truth keyed
+    by both columns, history by the user only (joined on the key columns it has)."""
+    import datetime
+
+    recs, truth, history, features, _ = beyond_data((0, 3), text_items=False, overlap=True)
+    day0 = datetime.date(2026, 11, 1)
+
+    def rekey(table: pa.Table, with_day: bool) -> pa.Table:
+        rows = table.to_pylist()
+        for row in rows:
+            user = row.pop("user_id")
+            row["user_id"] = user // 2
+            if with_day:
+                row["day"] = day0 + datetime.timedelta(days=user % 2)
+        return pa.Table.from_pylist(rows)
+
+    recs, truth, history = rekey(recs, True), rekey(truth, True), rekey(history, False)
+    unit = ["user_id", "day"]
+    by_group = lambda row: row["model"]  # noqa: E731
+    by_unit = lambda row: (row["model"], row["user_id"], row["day"])  # noqa: E731
+    runs = [
+        (["fcp", "ndcg@3", "novelty@2", "popularity@3", "diversity@3", "serendipity@3",
+          "personalization@2", "catalog_coverage@2", "gini@3"], {}, by_group),
+        (["fcp", "novelty@2", "diversity@3", "serendipity@3", "recall@3"], {"per_user": True}, by_unit),
+        (["diversity@3", "serendipity@4"], {"item_features": features}, by_group),
+    ]  # fmt: skip
+    for metrics, options, key in runs:
+        options = dict(truth=truth, history=history, user=unit, by="model", **options)
+        expected = sqlmetrics.evaluate(DUCKDB, recs, metrics, **options)
+        actual = sqlmetrics.evaluate(con, recs, metrics, **options)
+        assert actual.schema == expected.schema
+        _same_rows(actual, expected, key)
+
+
+# trec_eval's measures and the whole-list names (tests/test_trec_measures.py checks DuckDB's
+# against trec_eval); the tie-averaged subset under ties="average"
+TREC_MEASURES = [
+    "bpref", "gm_map", "gm_map@3", *(f"iprec_at_recall_{level / 10:.2f}" for level in range(11)),
+    "11pt_avg", "num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F",
+    "success@2", "judged@2", "judged", "ndcg", "map", "recall", "mrr", "precision",
+]
+TREC_AVERAGED = ["num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F",
+                 "success@2", "judged@2", "judged", "ndcg", "recall", "precision"]
+TREC_CASES = [{}, {"threshold": 2, "missing": "zero"}, {"ties": "average", "empty": "skip"}]
+
+
+def check_trec_measures(con, data) -> None:
+    """`con`'s trec_eval measures equal DuckDB's, per user and aggregated (sums, geometric
+    means), to 1e-9, under each of TREC_CASES."""
+    by = "model" if data.grouped else None
+    for conventions in TREC_CASES:
+        metrics = TREC_AVERAGED if conventions.get("ties") == "average" else TREC_MEASURES
+        for per_user in (True, False):
+            options = dict(truth=data.truth_table(), by=by, per_user=per_user, **conventions)
+            expected = sqlmetrics.evaluate(DUCKDB, data.recs_table(), metrics, **options)
+            actual = sqlmetrics.evaluate(con, data.recs_table(), metrics, **options)
+            assert_close_tables(actual.cast(expected.schema), expected)

@@ -17,11 +17,12 @@ import math
 from collections import defaultdict
 
 CUTOFF_METRICS = (
-    "cg", "dcg", "idcg", "ndcg", "precision", "recall", "hit_rate", "mrr", "arhr", "map", "mar",
+    "cg", "dcg", "idcg", "ndcg", "precision", "recall", "f1", "hit_rate", "mrr", "arhr", "map",
+    "mar",
 )
 ALL_METRICS = (*CUTOFF_METRICS, "r_precision")
 # Metrics defined under ties="average" (the others are order statistics that it refuses).
-TIE_AVERAGED = ("cg", "dcg", "idcg", "ndcg", "precision", "recall", "hit_rate", "arhr")
+TIE_AVERAGED = ("cg", "dcg", "idcg", "ndcg", "precision", "recall", "f1", "hit_rate", "arhr")
 
 
 def parse(label: str) -> tuple[str, int | None]:
@@ -78,6 +79,9 @@ def metric(
         return len(hits) / k
     if name == "recall":
         return len(hits) / R if R else 0.0
+    if name == "f1":  # the harmonic mean of precision@k and recall@k
+        p, r = len(hits) / k, (len(hits) / R if R else 0.0)
+        return 2 * p * r / (p + r) if p + r else 0.0
     if name == "hit_rate":
         return 1.0 if hits else 0.0
     if name == "mrr":
@@ -148,6 +152,19 @@ def user_metrics(
     }
 
 
+def combine_truth(truth: list[dict], how: str = "error") -> list[dict]:
+    """One row per (user, item) of a truth that may repeat pairs (an event log), as the
+    truth_duplicates convention reads it: "error" refuses a repeated pair, "max" keeps its
+    highest grade, "sum" adds its grades up."""
+    grades: dict[tuple, list[float]] = defaultdict(list)
+    for row in truth:
+        grades[(row["user"], row["item"])].append(row["relevance"])
+    if how == "error" and any(len(g) > 1 for g in grades.values()):
+        raise ValueError("a (user, item) pair occurs twice in the truth")
+    pick = {"error": max, "max": max, "sum": sum}[how]
+    return [{"user": u, "item": i, "relevance": pick(g)} for (u, i), g in grades.items()]
+
+
 def evaluate(
     recs: list[dict],
     metrics: list[str],
@@ -159,6 +176,7 @@ def evaluate(
     empty: str = "zero",
     missing: str = "skip",
     ap_denominator: str = "relevant",
+    truth_duplicates: str = "error",
 ) -> tuple[dict, dict]:
     """Evaluate like sqlmetrics.evaluate.
 
@@ -180,7 +198,7 @@ def evaluate(
             evaluated[key] = (scores, judgments[key])
     else:
         by_user: dict = defaultdict(dict)
-        for row in truth:
+        for row in combine_truth(truth, truth_duplicates):
             by_user[row["user"]][row["item"]] = row["relevance"]
         for (group, user), scores in lists.items():
             if user in by_user:  # recs users without truth are not evaluated

@@ -8,6 +8,7 @@ either strings or integers whose text order differs from their numeric order (9 
 
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass
 
@@ -150,3 +151,72 @@ def sklearn_users(draw, max_items=7):
                 {"user": user, "item": item, "score": score, "relevance": draw(st.sampled_from(grades))}
             )
     return EvalData(draw(st.permutations(rows)), None, pa.string(), False)
+
+
+# ---- units of evaluation with several key columns (user=[...]) --------------------------------
+
+DAY0 = datetime.date(2026, 11, 1)
+# Each kind of key: (column, Arrow type, the key value from eval_data's integer user u). The
+# first column is shared by several units (u // 3: one user, several days or sessions), so an
+# evaluation that joined on it alone would mix their truth.
+UNIT_KEYS = {
+    "integer": [("user_id", pa.int64(), lambda u: u // 3), ("day", pa.int64(), lambda u: u % 3)],
+    "text_date": [
+        ("user_id", pa.string(), lambda u: f"u{u // 3}"),
+        ("day", pa.date32(), lambda u: DAY0 + datetime.timedelta(days=u % 3)),
+    ],
+    "three": [
+        ("user_id", pa.int64(), lambda u: u // 3),
+        ("session", pa.string(), lambda u: f"s{u % 3}"),
+        ("day", pa.date32(), lambda u: DAY0 + datetime.timedelta(days=u % 2)),
+    ],
+}
+
+
+@dataclass
+class UnitData(EvalData):
+    """eval_data() with each integer user u turned into a unit of several key columns
+    (UNIT_KEYS[kind]): the rows' "user" is the key as a tuple (for tests/reference.py)."""
+
+    kind: str = "integer"
+
+    @property
+    def key(self) -> list[str]:
+        return [name for name, _, _ in UNIT_KEYS[self.kind]]
+
+    def _key_columns(self, rows: list[dict]) -> dict[str, pa.Array]:
+        return {
+            name: pa.array([r["user"][i] for r in rows], arrow_type)
+            for i, (name, arrow_type, _) in enumerate(UNIT_KEYS[self.kind])
+        }
+
+    def recs_table(self, rows: list[dict] | None = None) -> pa.Table:
+        rows = self.recs if rows is None else rows
+        plain = super().recs_table([{**r, "user": 0} for r in rows]).drop_columns(["user_id"])
+        columns = {**self._key_columns(rows), **{n: plain.column(n) for n in plain.column_names}}
+        return pa.table(columns)
+
+    def truth_table(self, rows: list[dict] | None = None) -> pa.Table | None:
+        if self.truth is None:
+            return None
+        rows = self.truth if rows is None else rows
+        plain = super().truth_table([{**r, "user": 0} for r in rows]).drop_columns(["user_id"])
+        return pa.table({**self._key_columns(rows), **{n: plain.column(n) for n in plain.column_names}})
+
+
+def as_units(data: EvalData, kind: str) -> UnitData:
+    """data with every integer user u replaced by its key tuple (UNIT_KEYS[kind])."""
+    parts = [f for _, _, f in UNIT_KEYS[kind]]
+
+    def key(row: dict) -> dict:
+        return {**row, "user": tuple(f(row["user"]) for f in parts)}
+
+    truth = None if data.truth is None else [key(r) for r in data.truth]
+    return UnitData([key(r) for r in data.recs], truth, data.item_type, data.grouped, kind)
+
+
+@st.composite
+def unit_data(draw, kind=None, **options):
+    """eval_data(**options) over units of several key columns (as_units)."""
+    kind = draw(st.sampled_from(sorted(UNIT_KEYS))) if kind is None else kind
+    return as_units(draw(eval_data(**options)), kind)

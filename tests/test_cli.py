@@ -102,14 +102,14 @@ def test_evaluate_csv_json_and_parquet_keep_every_digit(logs, capsys, tmp_path):
 def test_evaluate_per_user_on_a_database_table(logs, capsys):
     code, out, err = run(
         ["evaluate", "recommendations", "--db", logs / "warehouse.duckdb", "--truth", "events",
-         "-m", "ndcg@10", "--per-user", "--format", "json", "--user", "user_id", "--duplicates", "all",
+         "-m", "ndcg@10", "--per-user", "--format", "json", "--user", "user_id,day", "--duplicates", "all",
          "--action", "event_type", "--relevance", RELEVANCE, "--by", "day,model"], capsys,
     )  # fmt: skip
-    # truth is joined on the user only, so a multi-day table is evaluated per day by the report;
-    # here by=day,model just shows that --db tables, --by lists and --per-user work
+    # the events have a day: each (user, day) list is judged against that day's events, and
+    # the day is shown once, as the by column
     assert code == 0, err
     rows = json.loads(out)
-    assert rows and set(rows[0]) == {"day", "model", "user_id", "ndcg@10"}
+    assert rows and list(rows[0]) == ["day", "model", "user_id", "ndcg@10"]
 
 
 def test_evaluate_trec_files_like_the_library(tmp_path, capsys):
@@ -200,7 +200,7 @@ def test_help_is_complete_with_examples(command, capsys):
 @pytest.mark.parametrize(
     "args, reason",
     [
-        (["evaluate", "recs.parquet"], "the following arguments are required: -m/--metrics"),
+        (["evaluate", "recs.parquet"], "--metrics LIST is required"),
         (["evaluate", "no_such_table", "-m", "ndcg@10"], "no table or view named 'no_such_table'"),
         (["evaluate", "x.parquet", "-m", "ndcg@10"], "no file matches 'x.parquet'"),
         (["evaluate", "{recs}", "-m", "ndgc@10"], "did you mean 'ndcg'"),
@@ -283,11 +283,18 @@ def test_report_runs_a_range_prints_the_results_and_resumes(logs, capsys, tmp_pa
         "mrr@10",
         "hit_rate@10",
     ]
-    assert [line.split()[:2] for line in lines[2:]] == [
+    assert [line.split()[:2] for line in lines[2:6]] == [
         ["2026-11-01", "A"], ["2026-11-01", "B"], ["2026-11-02", "A"], ["2026-11-02", "B"]
     ]  # fmt: skip
+    # then the example's [compare] section: B against A, each day, each metric
+    assert lines[6:8] == ["", "against A (t test):"]
+    assert [line.split()[:3] for line in lines[10:-1]] == [
+        [day, "B", m] for day in ("2026-11-01", "2026-11-02")
+        for m in ("ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10")
+    ]  # fmt: skip
     assert "daily_ab [1/2] 2026-11-01: 10 rows" in err and "daily_ab [2/2] 2026-11-02: 10 rows" in err
-    assert "2 written (20 rows)" in err and (tmp_path / "report.html").stat().st_size > 10_000
+    assert "2 written (20 rows and 10 comparisons)" in err
+    assert (tmp_path / "report.html").stat().st_size > 10_000
 
     code, out2, err = run(args, capsys)
     assert code == 0 and out2 == out and "2 skipped" in err

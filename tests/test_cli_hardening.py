@@ -194,10 +194,13 @@ def test_a_period_that_would_end_after_9999_12_31(small, capsys, when):
 
 
 def test_the_last_periods_of_the_calendar_run(small, capsys):
-    # 9999-12-30's period ends on 9999-12-31, the last date: it runs (no data there)
-    code, _, err = run(["report", small / "r.toml", "--from", "9999-12-29", "--to", "9999-12-30"], capsys)
-    assert code == 0, err
-    assert "2 without data" in err
+    # 9999-12-30's period ends on 9999-12-31, the last date: it runs (no data there: status 3)
+    args = ["report", small / "r.toml", "--from", "9999-12-29", "--to", "9999-12-30"]
+    code, _, err = run(args, capsys)
+    assert code == 3, err
+    assert "2 without data" in err and "no data for 9999-12-29 (no recommendations" in err
+    code, _, err = run([*args, "--allow-empty"], capsys)
+    assert code == 0 and "2 without data" in err
 
 
 def test_a_nul_in_a_toml_grades_key(small, capsys):
@@ -258,7 +261,7 @@ def test_a_range_of_more_than_max_periods_is_refused_unless_asked(small, capsys)
     when = ["--from", "2026-11-01", "--to", "2026-11-05", "-q"]
     code, _, err = run(["report", small / "r.toml", *when, "--max-periods", "4"], capsys)
     assert code == 2 and "5 periods of 1 day, more than 4" in one_line(err)
-    assert run(["report", small / "r.toml", *when, "--max-periods", "5"], capsys)[0] == 0
+    assert run(["report", small / "r.toml", *when, "--max-periods", "5", "--allow-empty"], capsys)[0] == 0
 
 
 # --- exit statuses are documented ----------------------------------------------------------------------
@@ -267,7 +270,7 @@ def test_a_range_of_more_than_max_periods_is_refused_unless_asked(small, capsys)
 def test_the_exit_statuses_are_in_the_help(capsys):
     assert cli.main(["--help"]) == 0
     text = capsys.readouterr().out
-    for status in ("0 ", "1 ", "2 ", "130 "):
+    for status in ("0 ", "1 ", "2 ", "3 ", "130 "):
         assert f"\n  {status}" in text, status
 
 

@@ -376,3 +376,43 @@ def test_compare_takes_evaluates_keywords_with_the_same_defaults():
     for name in shared:
         assert name in ours, f"compare() lacks evaluate()'s keyword {name!r}"
         assert ours[name].default == theirs[name].default, name
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon", "randomization", "bootstrap"])
+def test_partitions_give_the_same_table_to_the_last_bit(data, test):
+    """partitions=N evaluates the units in N hash slices; the comparison of their per-unit values
+    must not change a bit of any column (sums, ranks and replicate draws alike)."""
+    con, recs, truth, values = data
+    kw = {"truth": truth, "by": "model", "baseline": "A", "test": test, "replicates": 300, "seed": 7}
+    whole = sqlmetrics.compare(con, recs, METRICS, **kw)
+    for partitions in (2, 5):
+        assert sqlmetrics.compare(con, recs, METRICS, partitions=partitions, **kw).equals(whole)
+    # within segments too (the small segments take Wilcoxon's exact path, from the differences)
+    recs_w = recs.append_column("half", pa.array([u % 2 for u in recs.column("user_id").to_pylist()]))
+    small = sqlmetrics.compare(con, recs_w.filter(pa.compute.less(recs_w["user_id"], 40)), METRICS,
+                               within="half", **kw)  # fmt: skip
+    again = sqlmetrics.compare(con, recs_w.filter(pa.compute.less(recs_w["user_id"], 40)), METRICS,
+                               within="half", partitions=3, **kw)  # fmt: skip
+    assert again.equals(small) and small.num_rows == 8
+    # and what the partitions compared are evaluate()'s per-unit values: scipy's t-test p
+    if test == "t":
+        for r in whole.to_pylist():
+            _, x, y = paired(values, r["model"], "A", r["metric"])
+            assert r["p_value"] == pytest.approx(scipy.stats.ttest_rel(x, y).pvalue, abs=1e-10)
+
+
+def test_partitions_are_checked_like_evaluate_s(data):
+    con, recs, truth, _ = data
+    kw = {"truth": truth, "by": "model", "baseline": "A"}
+    for partitions in (0, "2", True):
+        with pytest.raises(sqlmetrics.ConventionError, match="partitions must be a whole number"):
+            sqlmetrics.compare(con, recs, METRICS, partitions=partitions, **kw)
+
+
+def test_only_the_baseline_or_no_baseline_is_a_sqlmetrics_error(data):
+    con, recs, truth, _ = data
+    only_a = recs.filter(pa.compute.equal(recs["model"], "A"))
+    with pytest.raises(sqlmetrics.SqlMetricsError, match="no system to compare with baseline='A'"):
+        sqlmetrics.compare(con, only_a, METRICS, truth=truth, by="model", baseline="A")
+    with pytest.raises(sqlmetrics.SqlMetricsError, match="baseline='Z' is not a value of model"):
+        sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="Z")

@@ -53,6 +53,11 @@ def test_csv_and_json_equal_the_api(files, capsys):
     )
     status, _, _ = run(capsys, "compare", *common, "-o", str(folder / "out.parquet"))
     assert status == 0 and pq.read_table(folder / "out.parquet").equals(expected)
+    status, _, err = run(capsys, "compare", *common, "--partitions", "3", "-o", str(folder / "p.parquet"))
+    assert status == 0 and pq.read_table(folder / "p.parquet").equals(expected)
+    assert err.count("partition ") >= 3  # a progress line per partition
+    status, _, err = run(capsys, "compare", *common, "--partitions", "0")
+    assert status == 2 and "partitions must be a whole number" in err and len(err.strip().splitlines()) == 1
 
 
 def test_readable_table_marks_significant_rows(files, capsys):

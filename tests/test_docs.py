@@ -50,7 +50,7 @@ def test_every_page_exists():
 def test_every_metric_is_in_the_metrics_table_as_the_registry_defines_it():
     rows = {}
     for cells in table_rows(section(PAGES["metrics.md"], "## Metrics")):
-        found = re.fullmatch(r"`([a-z_]+)(@k)?`", cells[0])
+        found = re.fullmatch(r"`([A-Za-z0-9_.]+?)(@k)?`", cells[0])
         if found:
             rows[found.group(1)] = (bool(found.group(2)), cells[-1])
     assert set(rows) == set(METRICS)

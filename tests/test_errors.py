@@ -36,7 +36,7 @@ def test_every_error_is_a_value_error():
     [
         ("ndgc@10", "did you mean 'ndcg'"),
         ("recal@5", "did you mean 'recall'"),
-        ("ndcg", "needs a cutoff"),
+        ("diversity", "needs a cutoff"),
         ("r_precision@5", "takes no cutoff"),
         ("foo@3", "unknown metric"),
     ],

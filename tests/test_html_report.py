@@ -82,7 +82,25 @@ def test_the_page_has_a_chart_per_metric_curves_and_the_numbers(report_page):
     # one line per segment in each chart, one point per period
     first = html.split('data-metric="ndcg@10"', 1)[1].split("</figure>", 1)[0]
     assert first.count('class="series"') == 2 and first.count('class="point"') == 8
-    assert '<table class="numbers">' in html and html.count("<tr>") == 1 + 4 * 2
+    numbers = html.split('<table class="numbers">', 1)[1].split("</table>", 1)[0]
+    assert numbers.count("<tr>") == 1 + 4 * 2
+    # the means' 95% intervals (the config's [compare] section), a band around each line
+    assert first.count('<polygon class="band"') == 2
+
+
+def test_the_page_compares_the_models_with_intervals_and_a_summary(report_page):
+    html = report_page.read_text()
+    deltas = re.findall(r'<figure class="chart" data-kind="delta" data-metric="([^"]+)"', html)
+    assert deltas == METRICS
+    first = html.split('data-kind="delta" data-metric="ndcg@10"', 1)[1].split("</figure>", 1)[0]
+    # B against A: one line of 4 days, its interval a band, and the line at 0
+    assert first.count('class="series"') == 1 and first.count('class="point"') == 4
+    assert first.count('<polygon class="band"') == 1 and first.count('class="zero"') == 1
+    summary = html.split('<table class="summary">', 1)[1].split("</table>", 1)[0]
+    assert "latest period, 2026-11-04" in summary
+    assert "whole range, 2026-11-01 to 2026-11-04 (4 periods, all users pooled)" in summary
+    assert summary.count("<tr>") == 2 + len(METRICS)  # two header rows
+    assert summary.count("<td") == len(METRICS) * (2 + 2 * 4)
 
 
 def test_chromium_draws_every_chart_without_a_console_error(report_page, tmp_path):
@@ -90,7 +108,7 @@ def test_chromium_draws_every_chart_without_a_console_error(report_page, tmp_pat
     assert console == []
     body = re.search(r"<body([^>]*)>", dom).group(1)
     charts = int(re.search(r'data-charts="(\d+)"', body).group(1))
-    assert charts == 10  # 5 metrics over the periods + 5 metric@k curves
+    assert charts == 15  # 5 metrics over the periods + 5 deltas against A + 5 metric@k curves
     assert re.search(r'data-charts-drawn="(\d+)"', body).group(1) == str(charts)
     assert dom.count('data-drawn="yes"') == charts and 'data-drawn="no"' not in dom
 

@@ -16,14 +16,17 @@ from cross_engine import (
     case_id,
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
+    check_beyond_accuracy_units,
     check_engine,
     check_exact_sums,
     check_graded_actions_and_rank,
+    check_trec_measures,
+    check_truth_duplicates,
     metric_names,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import FAST, cutoffs, eval_data
+from strategies import FAST, cutoffs, eval_data, unit_data
 
 import sqlmetrics
 
@@ -71,6 +74,15 @@ def test_matches_duckdb_and_reference(pg, conventions, data, ks, with_r_precisio
 def test_tie_orders_with_integer_ids(pg, data, ks, ties):
     """Integer ids: trec_eval compares them as text ("9" > "10"), the others as numbers."""
     check_engine(pg, data, metric_names(ks, ties, True), {"ties": ties})
+
+
+@pytest.mark.parametrize("conventions", CASES, ids=case_id)
+@settings(SETTINGS, max_examples=4)
+@given(data=unit_data(), ks=cutoffs, with_r_precision=st.booleans())
+def test_unit_keys_match_duckdb_and_reference(pg, conventions, data, ks, with_r_precision):
+    """Units of several key columns (integer, text, DATE; strategies.UNIT_KEYS)."""
+    metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
+    check_engine(pg, data, metrics, conventions)
 
 
 @pytest.mark.parametrize(("ties", "first"), [("item_desc", "a"), ("item_asc", "B"), ("trec_eval", "a")])
@@ -159,6 +171,10 @@ def test_graded_actions_and_rank_column(pg):
     check_graded_actions_and_rank(pg, "it's")
 
 
+def test_truth_duplicates_max_and_sum(pg):
+    check_truth_duplicates(pg)
+
+
 # ---- bad input: the statement's own checks, and the connection afterwards ------------------------
 
 
@@ -188,6 +204,10 @@ def test_beyond_accuracy_matches_duckdb(pg):
 
 def test_exact_sums_over_the_whole_double_range(pg):
     check_exact_sums(pg)
+
+
+def test_beyond_accuracy_units_match_duckdb(pg):
+    check_beyond_accuracy_units(pg)
 
 
 def test_beyond_accuracy_input_errors(pg):
@@ -228,3 +248,9 @@ def test_rows_in_duckdb_order(pg):
         expected = sqlmetrics.evaluate(DUCKDB, recs, ["ndcg@2"], truth=truth, by="model", per_user=per_user)
         actual = sqlmetrics.evaluate(pg, recs, ["ndcg@2"], truth=truth, by="model", per_user=per_user)
         assert_close_tables(actual, expected)
+
+
+@SETTINGS
+@given(data=eval_data())
+def test_trec_measures_match_duckdb(pg, data):
+    check_trec_measures(pg, data)

@@ -109,6 +109,7 @@ def test_the_example_config_loads_and_says_what_the_issue_asks():
     [
         ({"metrcs": ["ndcg@10"]}, "did you mean 'metrics'"),
         ({"metrics": ["ndgc@10"]}, "did you mean 'ndcg'"),
+        ({"metrics": ["P_5", "P(rel=2)@5"]}, "P(rel=2)@5 carry their own conventions"),
         ({"period": "2 days"}, "'1 day', '1 week'"),
         ({"conventions": {"ties": "random"}}, "ties='random'"),
         ({"conventions": {"tie": "item_asc"}}, "did you mean 'ties'"),
@@ -310,6 +311,11 @@ def test_a_run_killed_half_way_leaves_the_table_exactly_as_it_was(warehouse, tmp
     assert child.returncode == -signal.SIGKILL
     reopened = duckdb.connect(str(warehouse))
     assert stored(reopened) == before
+    # the example config compares the models: the period's comparisons were in the same transaction
+    assert reopened.execute("SELECT count(*) FROM sqlmetrics_comparisons").fetchall() == [(5,)]
+    assert reopened.execute("SELECT DISTINCT computed_at FROM sqlmetrics_comparisons").fetchall() == [
+        (before[0][8],)
+    ]
     reopened.close()
 
 
@@ -348,10 +354,10 @@ def test_an_interrupted_range_resumes_where_it_stopped(warehouse, monkeypatch):
     periods = periods_between("day", DAYS[0], DAYS[-1])
     real = runner_module.evaluate_period
 
-    def stop_on_second_day(con, config, period, metrics=None):
+    def stop_on_second_day(con, config, period, *args, **kwargs):
         if period.start == DAYS[1]:
             raise KeyboardInterrupt
-        return real(con, config, period, metrics)
+        return real(con, config, period, *args, **kwargs)
 
     con = connect(warehouse)
     monkeypatch.setattr(runner_module, "evaluate_period", stop_on_second_day)

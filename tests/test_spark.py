@@ -17,12 +17,16 @@ from cross_engine import (
     DUCKDB,
     assert_close_tables,
     batched,
+    batched_units,
     case_id,
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
+    check_beyond_accuracy_units,
     check_engine,
     check_exact_sums,
     check_graded_actions_and_rank,
+    check_trec_measures,
+    check_truth_duplicates,
     metric_names,
 )
 from hypothesis import assume, given, settings
@@ -63,6 +67,16 @@ def test_tie_orders_with_integer_ids(spark, data, ks, ties):
     """Integer ids: trec_eval compares them as text ("9" > "10"), the others as numbers."""
     assume(not degenerate(data, ks))
     check_engine(spark, data, metric_names(ks, ties, True), {"ties": ties})
+
+
+@pytest.mark.parametrize("conventions", CASES, ids=case_id)
+@SETTINGS
+@given(data=batched_units(), ks=cutoffs, with_r_precision=st.booleans())
+def test_unit_keys_match_duckdb_and_reference(spark, conventions, data, ks, with_r_precision):
+    """Units of several key columns (integer, text, DATE; strategies.UNIT_KEYS)."""
+    assume(not degenerate(data, ks))
+    metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
+    check_engine(spark, data, metrics, conventions)
 
 
 # ---- inputs --------------------------------------------------------------------------------------
@@ -130,6 +144,10 @@ def test_graded_actions_and_rank_column(spark):
     check_graded_actions_and_rank(spark, "it's \\ odd")
 
 
+def test_truth_duplicates_max_and_sum(spark):
+    check_truth_duplicates(spark)
+
+
 # ---- bad input -----------------------------------------------------------------------------------
 
 
@@ -146,6 +164,10 @@ def test_beyond_accuracy_matches_duckdb(spark):
 
 def test_exact_sums_over_the_whole_double_range(spark):
     check_exact_sums(spark)
+
+
+def test_beyond_accuracy_units_match_duckdb(spark):
+    check_beyond_accuracy_units(spark)
 
 
 def test_beyond_accuracy_input_errors(spark):
@@ -192,3 +214,10 @@ def test_ansi_mode_on_and_off(spark, ansi):
             sqlmetrics.evaluate(spark, bad, ["ndcg@3"], truth=TRUTH)
     finally:
         spark.conf.set("spark.sql.ansi.enabled", previous)
+
+
+@SETTINGS
+@given(data=batched())
+def test_trec_measures_match_duckdb(spark, data):
+    assume(not degenerate(data, [1]))
+    check_trec_measures(spark, data)

@@ -19,8 +19,9 @@ def _macros() -> dict[Path, list[str]]:
 
 def test_no_metric_macro_is_defined_twice():
     defined = Counter(name for names in _macros().values() for name in names)
-    ranking = [name for name, m in METRICS.items() if not m.beyond]
+    ranking = [m.macro for m in METRICS.values() if not m.beyond]
     assert ranking, "the registry lists no ranking metric"
+    assert len(set(ranking)) == len(ranking), "two metrics share a macro"
     for name in ranking:
         assert defined[name] == 1, f"{name} is defined in {defined[name]} templates"
 
@@ -31,7 +32,7 @@ def test_each_metric_lives_in_its_registered_template():
         if m.beyond:
             continue
         path = template_dir() / m.template
-        assert name in macros[path], f"{name} is not a macro of {m.template}"
+        assert m.macro in macros[path], f"{name}: {m.macro} is not a macro of {m.template}"
 
 
 def test_engine_overrides_are_building_blocks_only():

@@ -1,6 +1,8 @@
 """Build a realistic e-commerce warehouse in a DuckDB file: users, days, two recommendation
 models in an A/B test, impressions with positions, and view / add_to_cart / purchase events
-with a position bias, so that the two models' metrics really differ.
+with a position bias, so that the two models' metrics really differ. Both models score every
+user's candidates (the one not served runs in shadow), so that they can be compared user by
+user (sqlmetrics.compare pairs the users); each user is shown the lists of their own arm.
 
     python warehouse_examples/make_warehouse.py --users 5000 --days 7 --db warehouse.duckdb
 
@@ -30,23 +32,24 @@ FROM range(1, $n_users + 1) t(user_id);
 
 -- candidate items per user and day with a hidden true affinity
 CREATE OR REPLACE TABLE candidates AS
-SELECT DATE '2026-11-01' + CAST(d AS INTEGER) AS day, u.user_id, u.model,
+SELECT DATE '2026-11-01' + CAST(d AS INTEGER) AS day, u.user_id,
        (hash(u.user_id, d, c) % $n_items) + 1 AS item_id,
        random() AS affinity
 FROM users u, range($days) t(d), range($candidates) s(c);
 
--- model B's score tracks the true affinity more closely than model A's
+-- both models score every candidate; model B's score tracks the true affinity more closely
 CREATE OR REPLACE TABLE recommendations AS
-SELECT day, model, user_id, item_id,
-       round(CASE model WHEN 'A' THEN 0.35 * affinity + 0.65 * random()
-                        ELSE 0.75 * affinity + 0.25 * random() END, 4) AS score
-FROM (SELECT DISTINCT ON (day, user_id, item_id) * FROM candidates);
+SELECT day, m.model, user_id, item_id,
+       round(CASE m.model WHEN 'A' THEN 0.35 * affinity + 0.65 * random()
+                          ELSE 0.75 * affinity + 0.25 * random() END, 4) AS score
+FROM (SELECT DISTINCT ON (day, user_id, item_id) * FROM candidates)
+CROSS JOIN (VALUES ('A'), ('B')) AS m(model);
 
--- impressions: the top 20 shown, with their screen position
+-- impressions: the top 20 of the user's own arm shown, with their screen position
 CREATE OR REPLACE TABLE impressions AS
-SELECT day, model, user_id, item_id, score,
-       row_number() OVER (PARTITION BY day, user_id ORDER BY score DESC, item_id DESC) AS position
-FROM recommendations
+SELECT r.day, r.model, r.user_id, r.item_id, r.score,
+       row_number() OVER (PARTITION BY r.day, r.user_id ORDER BY r.score DESC, r.item_id DESC) AS position
+FROM recommendations r JOIN users u ON u.user_id = r.user_id AND u.model = r.model
 QUALIFY position <= 20;
 
 -- actions: on shown items, more likely for high affinity and near the top (position bias);

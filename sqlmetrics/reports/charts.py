@@ -46,21 +46,41 @@ def _label_indexes(n: int, most: int) -> list[int]:
     return shown
 
 
+def _runs(x: list[float], bands: list) -> list[list]:
+    """The runs of consecutive x whose interval has both bounds finite."""
+    runs: list[list] = [[]]
+    for xv, band in zip(x, bands, strict=False):
+        if band and all(b is not None and math.isfinite(b) for b in band):
+            runs[-1].append((xv, band))
+        elif runs[-1]:
+            runs.append([])
+    return [run for run in runs if run]
+
+
 def line_chart(
     title: str,
     x: list[float],
     x_labels: list[str],
     series: dict[str, list[float | None]],
     x_title: str = "",
+    bands: dict[str, list[tuple[float | None, float | None]]] | None = None,
+    zero: bool = False,
 ) -> str:
     """An SVG line chart: one line per series (None leaves a gap), a point with a tooltip per
-    value, a legend whose entries hide and show their line (with the page's script).
+    value, a legend whose entries hide and show their line (with the page's script). bands:
+    per series, an interval (low, high) per x, drawn as a shaded band around the line (a bar
+    where a value stands alone); zero: a line at 0, which the y axis then includes.
 
-    >>> svg = line_chart("ndcg@10", [0, 1], ["d1", "d2"], {"A": [0.3, 0.35], "B": [0.4, None]})
-    >>> svg.count('class="point"'), svg.count('class="line"')
-    (3, 1)
+    >>> svg = line_chart("ndcg@10", [0, 1], ["d1", "d2"], {"A": [0.3, 0.35], "B": [0.4, None]},
+    ...                  bands={"A": [(0.2, 0.4), (0.3, 0.4)], "B": [(0.35, 0.45), (None, None)]})
+    >>> svg.count('class="point"'), svg.count('class="line"'), svg.count('class="band"')
+    (3, 1, 2)
     """
+    bands = bands or {}
     values = [v for vs in series.values() for v in vs if v is not None and math.isfinite(v)]
+    values += [v for bs in bands.values() for b in bs for v in b if v is not None and math.isfinite(v)]
+    if zero:
+        values.append(0.0)
     ticks = nice_ticks(min(values), max(values)) if values else [0.0, 1.0]
     y_low, y_high = ticks[0], ticks[-1]
     x_low, x_high = (min(x), max(x)) if x else (0.0, 1.0)
@@ -100,6 +120,8 @@ def line_chart(
     out.append(
         f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{TOP + plot_h}" y2="{TOP + plot_h}"/>'
     )
+    if zero:
+        out.append(f'<line class="zero" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{py(0):.1f}" y2="{py(0):.1f}"/>')
     if x_title:
         out.append(
             f'<text class="axis-title" x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" '
@@ -109,6 +131,17 @@ def line_chart(
     for n, (name, vs) in enumerate(series.items()):
         color = PALETTE[n % len(PALETTE)]
         out.append(f'<g class="series" data-series="{escape(name)}" stroke="{color}" fill="{color}">')
+        for run_of_bands in _runs(x, bands.get(name, [])):
+            upper = [f"{px(xv):.1f},{py(hi):.1f}" for xv, (_, hi) in run_of_bands]
+            lower = [f"{px(xv):.1f},{py(lo):.1f}" for xv, (lo, _) in reversed(run_of_bands)]
+            if len(run_of_bands) > 1:
+                out.append(f'<polygon class="band" points="{" ".join(upper + lower)}"/>')
+            else:  # one interval alone: a bar
+                (xv, (lo, hi)), = run_of_bands
+                out.append(
+                    f'<line class="band" x1="{px(xv):.1f}" x2="{px(xv):.1f}" '
+                    f'y1="{py(lo):.1f}" y2="{py(hi):.1f}"/>'
+                )
         run: list[str] = []
         runs = []
         for xv, v in zip(x, vs, strict=True):

@@ -11,9 +11,13 @@ metrics = ["ndcg@10", "map@10"]
 by = ["model"]                           # the segments
 results_table = "sqlmetrics_results"
 
-[columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate)
+[columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate);
+                # user = ["user_id", "session_id"]: one ranked list per (user, session)
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
-[conventions]   # ties, threshold, gain, empty, missing, ap_denominator, duplicates
+[conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, duplicates,
+                # truth_duplicates
+[compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
+                # correction, replicates, seed, within, results_table: see CompareSection
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ..compare import check_options
 from ..conventions import Conventions
 from ..errors import SqlMetricsError
 from ..identifiers import quote_table_name
-from ..metric_names import parse_metrics
+from ..metric_names import parse_metrics, require_means
+from ..profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
 from .periods import parse_unit
 
 if sys.version_info >= (3, 11):
@@ -47,12 +53,61 @@ class ReportConfigError(SqlMetricsError):
 _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
+    "compare",
 }  # fmt: skip
+_COMPARE = {"baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table"}
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
-_CONVENTIONS = {f.name for f in dataclasses.fields(Conventions)}  # ties, threshold, gain, ...
+_CONVENTIONS = set(KEYWORDS)  # ties, threshold, gain, ...
+# conventions added after reports existed, with their defaults: they enter the hash only when
+# set otherwise, so that the periods of older configs are not all redone
+_LATER = {"truth_duplicates": "error"}
+_PROFILE = "profile"  # [conventions] profile = "recommenders": another tool's conventions
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
+DEFAULT_COMPARISONS_TABLE = "sqlmetrics_comparisons"
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
+
+
+@dataclass(frozen=True)
+class CompareSection:
+    """A report's [compare] section: every system (a value of the report's `by` columns that
+    are not `within`) against `baseline`, each period, with sqlmetrics.compare().
+
+    >>> config = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
+    ...     "time_column": "day", "metrics": ["ndcg@10"], "by": ["country", "model"],
+    ...     "compare": {"baseline": "A", "within": "country", "correction": "none"}})
+    >>> config.compare.systems, config.compare.options()["baseline"], config.compare.correction
+    (('model',), 'A', None)
+    """
+
+    baseline: tuple[Any, ...]
+    systems: tuple[str, ...]
+    within: tuple[str, ...] = ()
+    test: str = "t"
+    confidence: float = 0.95
+    correction: str | None = "holm"
+    replicates: int = 10_000
+    seed: int = 0
+    results_table: str = DEFAULT_COMPARISONS_TABLE
+
+    def options(self) -> dict[str, Any]:
+        """sqlmetrics.compare's keywords of the section (by, baseline, test, ...)."""
+        return {
+            "by": list(self.systems),
+            "baseline": self.baseline[0] if len(self.baseline) == 1 else self.baseline,
+            "within": list(self.within) or None,
+            "test": self.test,
+            "confidence": self.confidence,
+            "correction": self.correction,
+            "replicates": self.replicates,
+            "seed": self.seed,
+        }
+
+    def decisive(self) -> dict[str, Any]:
+        """What decides the numbers: all but the results table."""
+        return {k: v for k, v in self.options().items() if k != "baseline"} | {
+            "baseline": list(self.baseline)
+        }
 
 
 @dataclass(frozen=True)
@@ -70,9 +125,12 @@ class ReportConfig:
     timezone: str = DEFAULT_TIMEZONE
     by: tuple[str, ...] = ()
     results_table: str = DEFAULT_RESULTS_TABLE
-    columns: dict[str, str] = field(default_factory=dict)
+    columns: dict[str, str | list[str]] = field(default_factory=dict)
     grades: dict[str, float] = field(default_factory=dict)
-    conventions: Conventions = field(default_factory=Conventions)
+    conventions: Conventions = field(default_factory=Conventions)  # trec_eval's, then the keys
+    profile: str | None = None  # [conventions] profile; then `explicit` are the keys given
+    explicit: dict[str, Any] = field(default_factory=dict)
+    compare: CompareSection | None = None
     source: str = "<dict>"  # where it was read from, for messages
 
     @property
@@ -84,7 +142,12 @@ class ReportConfig:
         options: dict[str, Any] = {**self.columns, "by": list(self.by)}
         if self.grades:
             options["relevance"] = dict(self.grades)
-        options.update(dataclasses.asdict(self.conventions))
+        if self.profile is None:
+            options.update(
+                {k: v for k, v in dataclasses.asdict(self.conventions).items() if k in KEYWORDS}
+            )
+        else:  # the profile's conventions, overridden by the keys given
+            options.update(self.explicit, profile=self.profile)
         return options
 
     @property
@@ -92,8 +155,10 @@ class ReportConfig:
         """sha256 of what decides the numbers: sources, time columns, period, time zone, metrics,
         segments, columns, grades and conventions (defaults filled in). Not the name, the
         warehouse path or the results table, so moving the warehouse does not redo finished
-        periods. The time zone enters only when it is not the default UTC, so the configs of
-        before the time zone existed keep their hash (their periods are not all redone).
+        periods. The time zone enters only when it is not the default UTC, truth_duplicates
+        only when it is not "error", and the [compare] section only when there is one (it adds
+        the intervals of the means), so the configs of before they existed keep their hash
+        (their periods are not all redone).
 
         >>> a = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
         ...                       "time_column": "day", "metrics": ["ndcg@10"]})
@@ -114,8 +179,15 @@ class ReportConfig:
             "by": list(self.by),
             "columns": dict(sorted(self.columns.items())),
             "grades": dict(sorted(self.grades.items())),
-            "conventions": {name: getattr(self.conventions, name) for name in sorted(_CONVENTIONS)},
+            "conventions": {
+                name: getattr(self.conventions, name)
+                for name in sorted(_CONVENTIONS)
+                if name not in _LATER or getattr(self.conventions, name) != _LATER[name]
+            },
+            **({"compare": self.compare.decisive()} if self.compare else {}),
         }
+        if self.profile is not None:  # (so configs without a profile keep their hash)
+            decisive["profile"] = self.profile
         text = json.dumps(decisive, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -182,6 +254,20 @@ def _names(value: Any, key: str, source: str) -> tuple[str, ...]:
     return tuple(values)
 
 
+def _require_one_set_of_means(parsed, profile: str | None, explicit: dict, source: str) -> None:
+    """[compare] stores every mean's interval, which needs means (no num_* sums, no gm_map) over
+    one set of users (no profile that gives a metric conventions of its own)."""
+    try:
+        require_means(parsed, "[compare] (the intervals of the means)")
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: metrics: {exc}") from None
+    if len(set(conventions_by_metric(profile, explicit, [m.name for m in parsed]))) > 1:
+        raise ReportConfigError(
+            f"{source}: [compare] pairs the metrics over one set of users, and profile {profile!r} "
+            "gives these metrics different conventions; compare them in reports of their own"
+        )
+
+
 def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConfig:
     """Check a configuration given as a dict (the parsed TOML); see load_config."""
     if not isinstance(data, dict):
@@ -194,9 +280,15 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     time_column = _text(data, "time_column", source, True)
     metrics = _names(data.get("metrics"), "metrics", source)
     try:
-        parse_metrics(list(metrics))
+        parsed = parse_metrics(list(metrics))
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: metrics: {exc}") from None
+    own = [m.label for m in parsed if m.overrides]
+    if own:  # the results table keys a value by (metric, k): one set of conventions per report
+        raise ReportConfigError(
+            f"{source}: metrics: {', '.join(own)} carry their own conventions; a report has one "
+            "set, in [conventions] (e.g. threshold = 2)"
+        )
     results_table = _text(data, "results_table", source, False) or DEFAULT_RESULTS_TABLE
     try:
         quote_table_name(results_table)
@@ -208,6 +300,13 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     columns = _table(data, "columns", source)
     _unknown_keys(columns, _COLUMNS, "columns.", source)
     for key in columns:
+        if key == "user" and isinstance(columns[key], list):
+            # the unit's key, several columns; one in a list is that column (the same hash)
+            unit = _names(columns[key], "columns.user", source)
+            if not unit:
+                raise ReportConfigError(f"{source}: columns.user must name at least one column")
+            columns = {**columns, "user": unit[0] if len(unit) == 1 else list(unit)}
+            continue
         _text(columns, key, source, True, "columns.")
     grades = _table(data, "grades", source)
     for action, grade in grades.items():
@@ -221,12 +320,23 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         raise ReportConfigError(f"{source}: columns.action needs [grades], e.g. purchase = 3")
 
     raw_conventions = _table(data, "conventions", source)
-    _unknown_keys(raw_conventions, _CONVENTIONS, "conventions.", source)
+    _unknown_keys(raw_conventions, _CONVENTIONS | {_PROFILE}, "conventions.", source)
+    explicit = {k: v for k, v in raw_conventions.items() if k != _PROFILE}
+    profile = raw_conventions.get(_PROFILE)
     try:
-        conventions = Conventions(**raw_conventions)
+        if profile is None or profile == DEFAULT_PROFILE:
+            profile = None
+            conventions = Conventions(**explicit)
+        else:
+            # the profile's conventions before the metrics' own (what the hash records)
+            [conventions] = conventions_by_metric(profile, explicit, [""])
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: conventions: {exc}") from None
 
+    by = _names(data.get("by", []), "by", source)
+    compare = _compare_section(data, by, results_table, source)
+    if compare is not None:  # (it stores each mean's interval: evaluate(confidence=) per period)
+        _require_one_set_of_means(parsed, profile, explicit, source)
     return ReportConfig(
         name=name,
         warehouse=warehouse,
@@ -237,12 +347,73 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         truth_time_column=_text(data, "truth_time_column", source, False),
         period=period,
         timezone=timezone,
-        by=_names(data.get("by", []), "by", source),
+        by=by,
         results_table=results_table,
         columns=dict(columns),
         grades=dict(grades),
         conventions=conventions,
+        profile=profile,
+        explicit=explicit,
+        compare=compare,
         source=source,
+    )
+
+
+def _compare_section(
+    data: dict[str, Any], by: tuple[str, ...], results_table: str, source: str
+) -> CompareSection | None:
+    """The [compare] section, checked: `within` among `by`, the other by columns the systems,
+    one baseline value for each; correction = "none" for no correction (TOML has no null)."""
+    if "compare" not in data:
+        return None
+    section = _table(data, "compare", source)
+    _unknown_keys(section, _COMPARE, "compare.", source)
+    within = _names(section.get("within", []), "compare.within", source)
+    outside = [w for w in within if w not in by]
+    if outside:
+        raise ReportConfigError(
+            f"{source}: compare.within {outside[0]!r} is not one of the report's by columns "
+            f"({', '.join(by) or 'none'})"
+        )
+    systems = tuple(b for b in by if b not in within)
+    if not systems:
+        raise ReportConfigError(
+            f"{source}: [compare] compares the values of the report's by columns (the systems): "
+            "set by, e.g. by = [\"model\"], with columns that are not compare.within"
+        )
+    if "baseline" not in section:
+        raise ReportConfigError(f"{source}: missing key compare.baseline (a value of {', '.join(systems)})")
+    raw = section["baseline"]
+    baseline = tuple(raw) if isinstance(raw, list) else (raw,)
+    if len(baseline) != len(systems) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in baseline
+    ):
+        raise ReportConfigError(
+            f"{source}: compare.baseline must give one value (a string or a number) for each of "
+            f"the systems' column(s) {', '.join(systems)}, got {raw!r}"
+        )
+    correction = section.get("correction", "holm")
+    if correction not in ("holm", "bonferroni", "bh", "none"):
+        raise ReportConfigError(
+            f"{source}: compare.correction = {correction!r} is not one of \"holm\", \"bonferroni\", "
+            "\"bh\" or \"none\""
+        )
+    options = {
+        "test": section.get("test", "t"),
+        "confidence": section.get("confidence", 0.95),
+        "correction": None if correction == "none" else correction,
+        "replicates": section.get("replicates", 10_000),
+        "seed": section.get("seed", 0),
+    }
+    table = _text(section, "results_table", source, False, "compare.") or DEFAULT_COMPARISONS_TABLE
+    try:
+        check_options(**options)
+        if quote_table_name(table) == quote_table_name(results_table):
+            raise ReportConfigError("compare.results_table must differ from results_table")
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: compare: {exc}") from None
+    return CompareSection(
+        baseline=baseline, systems=systems, within=within, results_table=table, **options
     )
 
 

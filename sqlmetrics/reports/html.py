@@ -1,18 +1,24 @@
 """The HTML report: one self-contained page (inline CSS, SVG and a few lines of script; a
 Content-Security-Policy forbids loading anything), readable offline and attachable to an email.
 
-For each metric: a line chart over the periods, one line per segment; metric@k curves for the
-latest period; the table of numbers."""
+For each metric: a line chart over the periods, one line per segment (with its confidence band
+when the report has a [compare] section); metric@k curves for the latest period; with [compare],
+each system's delta against the baseline over the periods (its interval a band around it) and a
+summary of the latest period and of the whole range; the table of numbers."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .charts import line_chart
+from .comparisons import flat, stored_periods
+from .config import CompareSection
 from .formats import cell_text
 from .periods import Period
 from .results_table import metric_label, wide
@@ -29,6 +35,9 @@ svg.chart { display: block; max-width: 100%; height: auto; }
 svg .grid { stroke: #e6e6e6; } svg .axis { stroke: #888; }
 svg text { font-size: 11px; fill: #444; stroke: none; } svg .axis-title { fill: #666; }
 svg .line { stroke-width: 2; } svg .point { stroke: none; }
+svg polygon.band { stroke: none; fill-opacity: 0.16; } svg line.band { stroke-width: 6; stroke-opacity: 0.3; }
+svg .zero { stroke: #888; stroke-dasharray: 4 3; }
+td.significant { font-weight: 600; } th.group { text-align: center; } table.summary { margin-bottom: 12px; }
 svg .legend-item { cursor: pointer; } svg .legend-item.off { opacity: 0.35; }
 svg .series.off { display: none; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
@@ -84,25 +93,84 @@ def _figure(kind: str, metric: str, caption: str, svg: str) -> str:
 
 
 def history_charts(rows: pa.Table, metrics: list[str]) -> list[str]:
-    """One chart per metric over the stored periods, one line per segment."""
-    periods = sorted({(r["period_start"], r["period_end"]) for r in rows.to_pylist()})
+    """One chart per metric over the stored periods, one line per segment, each with its
+    confidence band where the rows have one (ci_low, ci_high)."""
+    return _over_periods(
+        rows.to_pylist(), metrics, "history", lambda r: _segment_name(dict(r["segment"])),
+        "value", lambda metric: f"{metric} by period",
+    )  # fmt: skip
+
+
+def delta_charts(comparisons: pa.Table, metrics: list[str], baseline: str, confidence: float) -> list[str]:
+    """One chart per metric over the stored periods: each system's delta against the baseline
+    (one line per segment and system), its interval a band around it, and the line at 0."""
+    return _over_periods(
+        comparisons.to_pylist(), metrics, "delta",
+        lambda r: _segment_name({**dict(r["segment"]), **dict(r["system"])}), "delta",
+        lambda metric: f"{metric}: delta against {baseline}, {confidence:.0%} interval", zero=True,
+    )  # fmt: skip
+
+
+def _over_periods(
+    rows: list[dict], metrics: list[str], kind: str, name, value: str, caption, zero: bool = False
+) -> list[str]:
+    periods = sorted({(r["period_start"], r["period_end"]) for r in rows})
     index = {start: i for i, (start, _) in enumerate(periods)}
     labels = [Period(s, e).label for s, e in periods]
     data: dict[str, dict[str, list[float | None]]] = {m: {} for m in metrics}
-    for r in rows.to_pylist():
+    bands: dict[str, dict[str, list]] = {m: {} for m in metrics}
+    for r in rows:
         label = metric_label(r["metric"], r["k"])
-        series = data.setdefault(label, {}).setdefault(
-            _segment_name(dict(r["segment"])), [None] * len(periods)
-        )
-        series[index[r["period_start"]]] = r["value"]
+        series = data.setdefault(label, {}).setdefault(name(r), [None] * len(periods))
+        band = bands.setdefault(label, {}).setdefault(name(r), [None] * len(periods))
+        series[index[r["period_start"]]] = r[value]
+        band[index[r["period_start"]]] = (r.get("ci_low"), r.get("ci_high"))
     figures = []
     for metric, series in data.items():
         if series:
             svg = line_chart(
-                metric, list(range(len(periods))), labels, dict(sorted(series.items())), "period"
-            )
-            figures.append(_figure("history", metric, f"{metric} by period", svg))
+                metric, list(range(len(periods))), labels, dict(sorted(series.items())), "period",
+                bands=bands[metric], zero=zero,
+            )  # fmt: skip
+            figures.append(_figure(kind, metric, caption(metric), svg))
     return figures
+
+
+def summary_table(
+    latest: pa.Table, pooled: pa.Table | None, keys: list[str], alpha: float, ranges: tuple[str, str]
+) -> str:
+    """Per segment, system and metric: delta, interval, p (adjusted) and whether significant
+    (p_adjusted < alpha), for the latest period (stored rows, flat()) and for the whole range
+    (compare() over all its users pooled)."""
+    def cells(r: dict | None) -> str:
+        if r is None:
+            return '<td class="num"></td>' * 4
+        low, high = r["ci_low"], r["ci_high"]
+        interval = "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+        p = r["p_adjusted"]
+        yes = p is not None and p < alpha
+        return (
+            f'<td class="num">{escape(cell_text(r["delta"], 4))}</td><td class="num">{interval}</td>'
+            f'<td class="num">{"" if p is None else f"{p:.3g}"}</td>'
+            f'<td class="text{" significant" if yes else ""}">{"yes" if yes else "no"}</td>'
+        )
+
+    def key(r: dict) -> tuple:
+        return (*[None if r.get(k) is None else str(r[k]) for k in keys], r["metric"])
+
+    range_rows = {key(r): r for r in (pooled.to_pylist() if pooled is not None else [])}
+    head = "".join(f'<th class="text" rowspan="2">{escape(k)}</th>' for k in [*keys, "metric"])
+    sub = "<th>delta</th><th>interval</th><th>p (adjusted)</th><th>significant</th>"
+    body = []
+    for r in latest.to_pylist():
+        labels = "".join(f'<td class="text">{escape(cell_text(r.get(k), 4))}</td>' for k in [*keys, "metric"])
+        body.append(f"<tr>{labels}{cells(r)}{cells(range_rows.get(key(r)))}</tr>")
+    return (
+        f'<table class="summary"><thead><tr>{head}'
+        + "".join(f'<th class="group" colspan="4">{escape(label)}</th>' for label in ranges)
+        + "</tr>"
+        f"<tr>{sub}{sub}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def curve_charts(curves: dict[str, pa.Table], segments: int) -> list[str]:
@@ -139,6 +207,40 @@ def numbers_table(rows: pa.Table, metrics: list[str]) -> str:
     return f'<table class="numbers"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What the page shows of a [compare] section: the stored comparisons (comparisons.read),
+    compare() over all the users of their periods pooled (None: not computed), the section."""
+
+    rows: pa.Table
+    pooled: pa.Table | None
+    section: CompareSection
+    why_not_pooled: str = ""  # why pooled is None, shown in its place
+
+
+def _comparison_section(comparison: Comparison, metrics: list[str]) -> list[str]:
+    section = comparison.section
+    baseline = ", ".join(map(str, section.baseline))
+    periods = stored_periods(comparison.rows)
+    rows = comparison.rows
+    latest = flat(rows.filter(pc.equal(rows["period_start"], periods[-1].start)), metrics)
+    keys = [*section.within, *section.systems]
+    ranges = (
+        f"latest period, {periods[-1].label}",
+        f"whole range, {periods[0].label} to {periods[-1].label} ({len(periods)} periods, all users pooled)"
+        + (f": {comparison.why_not_pooled}" if comparison.pooled is None else ""),
+    )
+    correction = section.correction or "no correction"
+    return [
+        f'<section id="comparisons"><h2>Against {escape(baseline)}: {escape(section.test)} test, '
+        f"{section.confidence:.0%} intervals, p adjusted ({escape(correction)})</h2>",
+        summary_table(latest, comparison.pooled, keys, 1 - section.confidence, ranges),
+        '<div class="charts">',
+        *delta_charts(comparison.rows, metrics, baseline, section.confidence),
+        "</div></section>",
+    ]
+
+
 def render_page(
     report: str,
     rows: pa.Table,
@@ -147,10 +249,12 @@ def render_page(
     curve_period: Period | None,
     segments: int,
     details: dict[str, str] | None = None,
+    comparison: Comparison | None = None,
 ) -> str:
     """The whole page as a string. rows: the report's stored rows (results_table.read);
     metrics: their labels in display order; curves: runner.curves() of curve_period;
-    segments: how many segment columns the curve tables start with.
+    segments: how many segment columns the curve tables start with; comparison: the stored
+    comparisons and the whole range's, with a [compare] section.
 
     >>> import pyarrow as pa
     >>> from datetime import date
@@ -181,6 +285,8 @@ def render_page(
         if history
         else "<p>No rows yet.</p></section>",
     ]
+    if comparison is not None and comparison.rows.num_rows:
+        parts += _comparison_section(comparison, metrics)
     if curve_figs and curve_period is not None:
         parts += [
             f'<section id="curves"><h2>metric@k for the latest period, {escape(curve_period.label)}</h2>',

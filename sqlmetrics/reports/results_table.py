@@ -38,7 +38,10 @@ COLUMNS = {
     "computed_at": "TIMESTAMP",  # UTC (a plain TIMESTAMP: fetching TIMESTAMPTZ in Python needs pytz)
     "sqlmetrics_version": "VARCHAR",
     "config_hash": "VARCHAR",
+    "ci_low": "DOUBLE",  # the t interval of value at the [compare] section's confidence; NULL without
+    "ci_high": "DOUBLE",
 }
+_INTERVALS = ("ci_low", "ci_high")  # added to a table made before them (ALTER TABLE, on first use)
 
 
 _WRITER = threading.Lock()  # one results-table write at a time in this process (see above)
@@ -76,8 +79,15 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-def ensure(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Create the results table if it does not exist; refuse a table with other columns.
+def ensure(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    template: str = "reports/results_table.sql.j2",
+    columns: dict[str, str] = COLUMNS,
+) -> None:
+    """Create the results table (or another table of reports: its template and columns) if it
+    does not exist; refuse a table with other columns. A results table of before the interval
+    columns gets them.
 
     >>> import duckdb
     >>> con = duckdb.connect()
@@ -87,14 +97,62 @@ def ensure(con: duckdb.DuckDBPyConnection, table: str) -> None:
     """
     quoted = quote_table_name(table)
     with _WRITER:  # two threads creating it at once would conflict in DuckDB's catalog
-        con.execute(render("reports/results_table.sql.j2", {"table": quoted})).fetchall()
-    found = {row[0]: row[1] for row in con.execute(f"DESCRIBE {quoted}").fetchall()}
-    if found != COLUMNS:
+        con.execute(render(template, {"table": quoted})).fetchall()
+        found = {row[0]: row[1] for row in con.execute(f"DESCRIBE {quoted}").fetchall()}
+        older = {n: t for n, t in COLUMNS.items() if n not in _INTERVALS}
+        if columns is COLUMNS and found == older:
+            con.execute(render("reports/add_intervals.sql.j2", {"table": quoted})).fetchall()
+            found = columns
+    if found != columns:
         have = ", ".join(f"{n} {t}" for n, t in found.items())
         raise ResultsTableError(
-            f"table {table!r} exists but is not a sqlmetrics results table (it has: {have}); "
-            "set results_table to another name, or drop it"
+            f"table {table!r} exists but is not a sqlmetrics "
+            f"{'results' if columns is COLUMNS else 'comparisons'} "
+            f"table (it has: {have}); set its name in the config to another one, or drop it"
         )
+
+
+@dataclass(frozen=True)
+class Write:
+    """One table's rows of one period: `result` registered as a view while `insert` (a template
+    of sql/reports/, rendered with `context`) copies it, after the period's rows are deleted."""
+
+    table: str
+    insert: str
+    context: dict
+    result: pa.Table
+
+
+def metrics_write(
+    table: str, result: pa.Table, metrics: list[str], by: list[str], intervals: bool = False
+) -> Write:
+    """The results table's rows of evaluate()'s table (by columns, users, one column per
+    metric, each followed by <metric>_ci_low and _ci_high when `intervals`)."""
+    context = {
+        "segments": segment_keys(by),
+        "metrics": [
+            {
+                "name": quote_string(m.name),
+                "k": "NULL" if m.k is None else str(int(m.k)),
+                "column": quote_identifier(m.label),
+                # a mean over other users than the first metric's has its own count (profiles)
+                "users": quote_identifier(
+                    f"{m.label}_users" if f"{m.label}_users" in result.column_names else "users"
+                ),
+                **{
+                    bound: quote_identifier(f"{m.label}_{bound}") if intervals else "NULL"
+                    for bound in _INTERVALS
+                },
+            }
+            for m in parse_metrics(metrics)
+        ],
+    }
+    return Write(table, "reports/insert_period.sql.j2", context, result)
+
+
+def segment_keys(columns: list[str]) -> list[dict[str, str]]:
+    """The by-columns as the insert templates build a segment MAP from them."""
+    return [{"key": quote_string(b), "column": quote_identifier(b)} for b in columns]
 
 
 def replace_period(
@@ -119,57 +177,47 @@ def replace_period(
     >>> con.execute("SELECT segment['model'], metric, k, value FROM results ORDER BY 1").fetchall()
     [('A', 'ndcg', 10, 0.25), ('B', 'ndcg', 10, 0.5)]
     """
-    quoted = quote_table_name(table)
-    staged = f"__sqlmetrics_staged_{uuid.uuid4().hex}"
-    context = {
-        "table": quoted,
-        "staged": quote_identifier(staged),
-        "segments": [{"key": quote_string(b), "column": quote_identifier(b)} for b in by],
-        "metrics": [
-            {
-                "name": quote_string(m.name),
-                "k": "NULL" if m.k is None else str(int(m.k)),
-                "column": quote_identifier(m.label),
-            }
-            for m in parse_metrics(metrics)
-        ],
-    }
+    return write_period(con, stamp, [metrics_write(table, result, metrics, by)])[0]
+
+
+def write_period(con: duckdb.DuckDBPyConnection, stamp: Stamp, writes: list[Write]) -> list[int]:
+    """Replace the rows of (stamp.report, stamp.period) in each write's table with its rows,
+    all in ONE transaction (the metrics and the comparisons of a period change together).
+    Returns the rows written to each table."""
+    staged = [f"__sqlmetrics_staged_{uuid.uuid4().hex}" for _ in writes]
+    contexts = [
+        {**w.context, "table": quote_table_name(w.table), "staged": quote_identifier(n), "insert": w.insert}
+        for w, n in zip(writes, staged, strict=True)
+    ]
     parameters = stamp.parameters()
     with _WRITER:
-        return _replace(con, context, parameters, staged, stamp, result)
-
-
-def _replace(
-    con: duckdb.DuckDBPyConnection,
-    context: dict,
-    parameters: dict,
-    staged: str,
-    stamp: Stamp,
-    result: pa.Table,
-) -> int:
-    try:
-        con.execute("BEGIN TRANSACTION").fetchall()
-    except duckdb.TransactionException:
-        raise ResultsTableError(
-            "the connection is inside a transaction already; a report writes each period in its own "
-            "transaction, so COMMIT or ROLLBACK first"
-        ) from None
-    con.register(staged, result)
-    try:
         try:
-            _delete(con, context, parameters)
-            written = _insert(con, context, parameters)
-            con.execute("COMMIT").fetchall()
-        except BaseException:
-            _rollback(con)
-            raise
-    except duckdb.TransactionException as exc:
-        raise ResultsTableError(
-            f"another run wrote {stamp.report} {stamp.period.label} at the same time "
-            f"({str(exc).splitlines()[0]}); nothing of this run was kept for it, run it again"
-        ) from None
-    finally:
-        con.unregister(staged)
+            con.execute("BEGIN TRANSACTION").fetchall()
+        except duckdb.TransactionException:
+            raise ResultsTableError(
+                "the connection is inside a transaction already; a report writes each period in its own "
+                "transaction, so COMMIT or ROLLBACK first"
+            ) from None
+        try:
+            try:
+                for w, name in zip(writes, staged, strict=True):
+                    con.register(name, w.result)
+                written = []
+                for context in contexts:
+                    _delete(con, context, parameters)
+                    written.append(_insert(con, context, parameters))
+                con.execute("COMMIT").fetchall()
+            except BaseException:
+                _rollback(con)
+                raise
+        except duckdb.TransactionException as exc:
+            raise ResultsTableError(
+                f"another run wrote {stamp.report} {stamp.period.label} at the same time "
+                f"({str(exc).splitlines()[0]}); nothing of this run was kept for it, run it again"
+            ) from None
+        finally:
+            for name in staged:
+                con.unregister(name)
     return written
 
 
@@ -186,7 +234,7 @@ def _delete(con: duckdb.DuckDBPyConnection, context: dict, parameters: dict) -> 
 
 
 def _insert(con: duckdb.DuckDBPyConnection, context: dict, parameters: dict) -> int:
-    sql = render("reports/insert_period.sql.j2", context)
+    sql = render(context["insert"], context)
     rows = con.execute(sql, parameters).fetchall()
     return int(rows[0][0]) if rows else 0
 
@@ -206,10 +254,13 @@ def read(
     report: str,
     first: date | None = None,
     last: date | None = None,
+    *,
+    template: str = "reports/read_results.sql.j2",
 ) -> pa.Table:
-    """The stored rows of `report` (of the periods starting in [first, last] when given)."""
+    """The stored rows of `report` (of the periods starting in [first, last] when given); of
+    another table of reports with its `template` (comparisons.read)."""
     bounded = first is not None and last is not None
-    sql = render("reports/read_results.sql.j2", {"table": quote_table_name(table), "bounded": bounded})
+    sql = render(template, {"table": quote_table_name(table), "bounded": bounded})
     params: dict[str, object] = {"report": report}
     if bounded:
         params.update(first=first, last=last)

@@ -18,13 +18,15 @@ import pyarrow.compute as pc
 
 from .. import columns as col
 from ..api import evaluate
+from ..compare import compare
 from ..errors import ColumnTypeError, SqlMetricsError
-from ..identifiers import quote_identifier
+from ..identifiers import quote_identifier, quote_string
 from ..metric_names import parse_metrics
+from ..plan import unit_columns
 from ..progress import Progress
 from ..sources import Registrations, Source, resolve
 from ..templates import render
-from . import results_table
+from . import comparisons, results_table
 from .config import ReportConfig
 from .periods import Period
 
@@ -35,12 +37,16 @@ _INSTANT_TYPE = "TIMESTAMP WITH TIME ZONE"
 @dataclass(frozen=True)
 class PeriodOutcome:
     """What happened to one period: 'written' (rows), 'skipped' (done before with this config)
-    or 'no data' (no user to evaluate; the stored rows, if any, are kept)."""
+    or 'no data' (no user to evaluate; the stored rows, if any, are kept). empty: for 'no
+    data', why: 'recommendations' (they have no row in the period) or 'truth' (none of their
+    users has a truth row in it)."""
 
     period: Period
     status: str
     rows: int
     seconds: float
+    empty: str | None = None
+    comparisons: int = 0  # the rows written to the comparisons table ([compare])
 
 
 def _version() -> str:
@@ -101,6 +107,33 @@ def period_inputs(
     >>> recs.fetchall()
     [(datetime.date(2026, 11, 2), 1)]
     """
+    return _inputs(con, config, [period], pooled=False)
+
+
+def pooled_inputs(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
+) -> tuple[duckdb.DuckDBPyRelation, duckdb.DuckDBPyRelation | None]:
+    """The recommendations and the truth of several periods together, each user of each period
+    a unit of its own: the user column becomes the text '<period start>|<user>' (a user's lists
+    of two days are two lists, as in the periods' own evaluations).
+
+    >>> import duckdb, datetime
+    >>> from sqlmetrics.reports.config import config_from_dict
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE recs AS SELECT DATE '2026-11-01' + CAST(i AS INTEGER) AS day, "
+    ...                 "7 AS user_id FROM range(3) t(i)")
+    >>> config = config_from_dict({"name": "r", "warehouse": "w", "recommendations": "recs",
+    ...                            "time_column": "day", "metrics": ["ndcg@10"]})
+    >>> days = [Period(datetime.date(2026, 11, d), datetime.date(2026, 11, d + 1)) for d in (1, 3)]
+    >>> pooled_inputs(con, config, days)[0].fetchall()
+    [(datetime.date(2026, 11, 1), '2026-11-01|7'), (datetime.date(2026, 11, 3), '2026-11-03|7')]
+    """
+    return _inputs(con, config, periods, pooled=True)
+
+
+def _inputs(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period], pooled: bool
+) -> tuple[duckdb.DuckDBPyRelation, duckdb.DuckDBPyRelation | None]:
     relations = []
     for name, role, time_column in (
         (config.recommendations, "recs", config.time_column),
@@ -110,22 +143,91 @@ def period_inputs(
             relations.append(None)
             continue
         source, column = _time_source(con, name, role, time_column)
-        bounds = _bounds(period, config.timezone, source.type_of(column) == _INSTANT_TYPE)
-        sql = render(
-            "reports/period_slice.sql.j2",
-            {"source": source.sql, "time_column": quote_identifier(column), **bounds},
-        )
+        slices = []
+        for period in periods:
+            bounds = _bounds(period, config.timezone, source.type_of(column) == _INSTANT_TYPE)
+            sql = render(
+                "reports/period_slice.sql.j2",
+                {"source": source.sql, "time_column": quote_identifier(column), **bounds},
+            )
+            slices.append({"sql": sql, "start": quote_string(period.start.isoformat())})
+        if pooled:
+            # (the first key column of the unit, prefixed with the period, keeps units apart)
+            first = unit_columns(config.columns.get("user", "user_id"))[0]
+            user = col.find_column(source, first, role, "user")
+            sql = render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
+        else:
+            sql = slices[0]["sql"]
         relations.append(con.sql(sql))
     return relations[0], relations[1]
 
 
 def evaluate_period(
-    con: duckdb.DuckDBPyConnection, config: ReportConfig, period: Period, metrics: list[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    config: ReportConfig,
+    period: Period,
+    metrics: list[str] | None = None,
+    confidence: float | None = None,
 ) -> pa.Table:
-    """evaluate() over one period: one row per segment with at least one user evaluated."""
+    """evaluate() over one period: one row per segment with at least one user evaluated
+    (with confidence, each metric's t interval after it: evaluate(confidence=))."""
     recs, truth = period_inputs(con, config, period)
-    result = evaluate(con, recs, list(metrics or config.metrics), truth=truth, **config.options())
+    result = evaluate(
+        con, recs, list(metrics or config.metrics), truth=truth, confidence=confidence, **config.options()
+    )
     return result.filter(pc.greater(result["users"], 0))
+
+
+_WHY_EMPTY = {
+    "recommendations": "no recommendations in the period",
+    "truth": "no truth for the recommended users in the period",
+}
+
+
+def _has_recommendations(con: duckdb.DuckDBPyConnection, config: ReportConfig, period: Period) -> bool:
+    """Whether the recommendations have a row in the period: asked only of a period in which
+    nothing was evaluated, to say why (an empty upstream load, or a truth without their users)."""
+    recs, _ = period_inputs(con, config, period)
+    return bool(recs.limit(1).fetchall())
+
+
+def empty_periods_message(name: str, outcomes: list[PeriodOutcome]) -> str | None:
+    """One line naming every period that had nothing to evaluate, and why; None if none.
+
+    >>> import datetime
+    >>> day = lambda d: Period(datetime.date(2026, 11, d), datetime.date(2026, 11, d + 1))
+    >>> outcomes = [PeriodOutcome(day(1), "written", 10, 0.1),
+    ...             PeriodOutcome(day(2), "no data", 0, 0.1, "recommendations"),
+    ...             PeriodOutcome(day(3), "no data", 0, 0.1, "truth")]
+    >>> for part in empty_periods_message("daily_ab", outcomes).split(", 2026"):
+    ...     print(part)
+    daily_ab: no data for 2026-11-02 (no recommendations in the period)
+    -11-03 (no truth for the recommended users in the period); the 1 other period is in the results table
+    """
+    empty = [o for o in outcomes if o.status == "no data"]
+    if not empty:
+        return None
+    named = ", ".join(f"{o.period.label} ({_WHY_EMPTY[o.empty or 'recommendations']})" for o in empty)
+    others = len(outcomes) - len(empty)
+    rest = ""
+    if others:
+        rest = f"; the {others} other period{'s are' if others > 1 else ' is'} in the results table"
+    return f"{name}: no data for {named}{rest}"
+
+
+def compare_periods(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
+) -> pa.Table:
+    """compare() with the config's [compare] section over one period, or over several pooled
+    (each user of each period a unit: one more compare() over all the units of a range)."""
+    if config.compare is None:
+        raise SqlMetricsError(f"{config.source}: the report has no [compare] section")
+    if len(periods) == 1:
+        recs, truth = period_inputs(con, config, periods[0])
+    else:
+        recs, truth = pooled_inputs(con, config, periods)
+    options = {k: v for k, v in config.options().items() if k != "by"}
+    return compare(con, recs, list(config.metrics), truth=truth, **options, **config.compare.options())
 
 
 def run_report(
@@ -137,8 +239,9 @@ def run_report(
     progress: Progress | None = None,
     now: Callable[[], datetime] | None = None,
 ) -> list[PeriodOutcome]:
-    """Evaluate each period and replace its rows in config.results_table; skip the periods
-    already written with this configuration (same hash) unless force. Stops at the first
+    """Evaluate each period and replace its rows in config.results_table (and, with a [compare]
+    section, its comparisons in config.compare.results_table, in the same transaction); skip
+    the periods already written with this configuration (same hash) unless force. Stops at the first
     error: the periods before it are kept, the failing one is left as it was.
 
     >>> import duckdb, datetime
@@ -158,11 +261,21 @@ def run_report(
         return []
     now = now or (lambda: datetime.now(timezone.utc))
     results_table.ensure(con, config.results_table)
-    done = set()
-    if not force:
-        done = results_table.done_periods(
-            con, config.results_table, config.name, config.hash, periods[0].start, periods[-1].start
+    tables = [config.results_table]
+    if config.compare:
+        comparisons.ensure(con, config.compare)
+        tables.append(config.compare.results_table)
+    done: set[date] = set()
+    if not force:  # done: written with this config in every table the report writes
+        done = set.intersection(
+            *(
+                results_table.done_periods(
+                    con, table, config.name, config.hash, periods[0].start, periods[-1].start
+                )
+                for table in tables
+            )
         )
+    confidence = config.compare.confidence if config.compare else None
     version = _version()
     outcomes = []
     try:
@@ -175,20 +288,34 @@ def run_report(
                 note = "skipped (done with this config; --force redoes it)"
             else:
                 try:
-                    result = evaluate_period(con, config, period)
+                    result = evaluate_period(con, config, period, confidence=confidence)
+                    compared = None
+                    if config.compare and result.num_rows:
+                        compared = compare_periods(con, config, [period])
                 except SqlMetricsError as exc:
                     raise type(exc)(f"{config.name} {period.label}: {exc}") from None
                 if result.num_rows == 0:
-                    outcome = PeriodOutcome(period, "no data", 0, time.monotonic() - started)
-                    note = "no data (stored rows, if any, kept)"
+                    empty = "truth" if _has_recommendations(con, config, period) else "recommendations"
+                    outcome = PeriodOutcome(period, "no data", 0, time.monotonic() - started, empty)
+                    note = f"no data: {_WHY_EMPTY[empty]} (stored rows, if any, kept)"
                 else:
                     segment_columns = result.column_names[: len(config.by)]  # as the source spells them
                     stamp = results_table.Stamp(config.name, period, now(), version, config.hash)
-                    rows = results_table.replace_period(
-                        con, config.results_table, stamp, result, list(config.metrics), segment_columns
+                    writes = [
+                        results_table.metrics_write(
+                            config.results_table, result, list(config.metrics), segment_columns,
+                            intervals=confidence is not None,
+                        )
+                    ]  # fmt: skip
+                    if compared is not None:
+                        writes.append(comparisons.write(config, compared))
+                    rows, *compared_rows = results_table.write_period(con, stamp, writes)
+                    outcome = PeriodOutcome(
+                        period, "written", rows, time.monotonic() - started,
+                        comparisons=sum(compared_rows),
                     )
-                    outcome = PeriodOutcome(period, "written", rows, time.monotonic() - started)
-                    note = f"{rows} rows in {outcome.seconds:.1f} s"
+                    also = f" and {outcome.comparisons} comparisons" if compared is not None else ""
+                    note = f"{rows} rows{also} in {outcome.seconds:.1f} s"
             outcomes.append(outcome)
             if progress:
                 progress.finish(period.label, note)

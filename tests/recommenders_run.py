@@ -1,0 +1,34 @@
+"""Run Microsoft Recommenders' python_evaluation on JSON from stdin; print its numbers as JSON.
+
+Run by tests/test_profiles.py in an interpreter that has `recommenders` and pandas < 3
+(SQLMETRICS_RECOMMENDERS_PYTHON; Recommenders does not install beside pandas 3). Input:
+{"truth": [[user, item, rating], ...], "pred": [[user, item, score], ...], "k": k}; the
+predictions come sorted by (user, score descending), as Recommenders' `map` expects them.
+"""
+
+import json
+import sys
+
+
+def main() -> None:
+    import pandas as pd
+    from recommenders.evaluation import python_evaluation as pe
+
+    data = json.load(sys.stdin)
+    truth = pd.DataFrame(data["truth"], columns=["userID", "itemID", "rating"])
+    pred = pd.DataFrame(data["pred"], columns=["userID", "itemID", "prediction"])
+    k = data["k"]
+    out = {
+        "precision": pe.precision_at_k(truth, pred, k=k),
+        "recall": pe.recall_at_k(truth, pred, k=k),
+        "map_at_k": pe.map_at_k(truth, pred, k=k),
+        "map": pe.map(truth, pred),
+        "ndcg_binary": pe.ndcg_at_k(truth, pred, k=k),
+        "ndcg_raw": pe.ndcg_at_k(truth, pred, k=k, score_type="raw"),
+        "ndcg_exp": pe.ndcg_at_k(truth, pred, k=k, score_type="exp"),
+    }
+    json.dump({name: float(value) for name, value in out.items()}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,458 @@
+"""Convention profiles (sqlmetrics/profiles.py) against the tools they name, on random data
+without the behaviours no profile can reproduce (ties in score, except for scikit-learn, whose
+tie rule is defined): ranx and scikit-learn (installed with the tests), Spark MLlib (the
+session of the run), Microsoft Recommenders (its own functions, run by the interpreter named by
+SQLMETRICS_RECOMMENDERS_PYTHON, since it needs pandas < 3), Evidently (SQLMETRICS_EVIDENTLY_PYTHON).
+Each tool's numbers come from the tool itself, never from sqlmetrics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import sqlmetrics
+from sqlmetrics import ConventionError
+from sqlmetrics.cli import main
+from sqlmetrics.profiles import PROFILES, conventions_by_metric
+from sqlmetrics.reports.config import ReportConfigError, config_from_dict
+
+HERE = Path(__file__).resolve().parent
+SEEDS = range(12)
+K = 3
+BIG = 1000  # a cutoff beyond every list: the whole list
+
+
+def close(a, b, what=""):
+    assert a is not None and b is not None, what
+    assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (what, a, b)
+
+
+def random_data(seed: int, ties: bool = False, min_list: int = 1):
+    """recs (user, item, score) and truth (user, item, relevance 0..3): users with recs and no
+    truth, truth and no recs, truth with grade 0 only, truth never recommended. Scores are
+    distinct within a user unless `ties`."""
+    rng = random.Random(seed)
+    items = list(range(100, 115))
+    recs, truth = [], []
+    for user in range(1, rng.randint(4, 14) + 1):
+        has_recs, has_truth = rng.random() > 0.15, rng.random() > 0.1
+        if not (has_recs or has_truth):
+            has_truth = True
+        if has_recs:
+            listed = rng.sample(items, rng.randint(min_list, 8))
+            pool = rng.choices(range(4), k=len(listed)) if ties else rng.sample(range(1000), len(listed))
+            recs += [(user, item, score / 10) for item, score in zip(listed, pool, strict=True)]
+        if has_truth:
+            judged = rng.sample(items, rng.randint(1, 6))
+            zero_only = rng.random() < 0.15
+            truth += [(user, item, 0 if zero_only else rng.choice([0, 0, 1, 2, 3])) for item in judged]
+    return recs, truth
+
+
+def arrow(names: str, rows: list[tuple]) -> pa.Table:
+    """A table of these comma-separated columns from a list of tuples."""
+    return pa.table({name: [row[n] for row in rows] for n, name in enumerate(names.split(","))})
+
+
+def tables(recs, truth):
+    return arrow("user_id,item_id,score", recs), arrow("user_id,item_id,relevance", truth)
+
+
+def per_user(table: pa.Table, metric: str) -> dict:
+    return {row["user_id"]: row[metric] for row in table.to_pylist() if row[metric] is not None}
+
+
+# --- ranx ------------------------------------------------------------------------------------
+
+RANX = {  # ranx's name -> sqlmetrics' name
+    f"precision@{K}": f"precision@{K}",
+    f"recall@{K}": f"recall@{K}",
+    f"ndcg@{K}": f"ndcg@{K}",
+    f"ndcg_burges@{K}": f"ndcg@{K}",  # with gain="exponential"
+    f"map@{K}": f"map@{K}",
+    f"hit_rate@{K}": f"hit_rate@{K}",
+    "mrr": f"mrr@{BIG}",
+    "r-precision": "r_precision",
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ranx_profile_is_ranx(seed):
+    ranx = pytest.importorskip("ranx")
+    recs, truth = random_data(seed)
+    qrels_dict: dict = {}
+    for u, i, g in truth:
+        qrels_dict.setdefault(str(u), {})[str(i)] = g
+    qrels = ranx.Qrels(qrels_dict)
+    run_dict: dict = {}
+    for u, i, s in recs:
+        run_dict.setdefault(str(u), {})[str(i)] = s
+    run = ranx.Run(run_dict).make_comparable(qrels)  # without it ranx refuses the run
+    ranx.evaluate(qrels, run, list(RANX))
+    r, t = tables(recs, truth)
+    con = duckdb.connect()
+    linear = [m for name, m in RANX.items() if not name.startswith("ndcg_burges")]
+    ours = sqlmetrics.evaluate(con, r, linear, truth=t, per_user=True, profile="ranx")
+    burges = sqlmetrics.evaluate(
+        con, r, [f"ndcg@{K}"], truth=t, per_user=True, profile="ranx", gain="exponential"
+    )
+    means = sqlmetrics.evaluate(con, r, linear, truth=t, profile="ranx").to_pylist()[0]
+    assert means["users"] == len(qrels.keys())
+    for name, metric in RANX.items():
+        values = per_user(burges if name.startswith("ndcg_burges") else ours, metric)
+        assert set(values) == {int(q) for q in qrels.keys()}, name
+        for q, expected in run.scores[name].items():
+            close(values[int(q)], float(expected), (seed, name, q))
+        if not name.startswith("ndcg_burges"):
+            close(means[metric], float(run.mean_scores[name]), (seed, name))
+
+
+# --- scikit-learn ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sklearn_profile_is_sklearn_with_ties(seed):
+    metrics_module = pytest.importorskip("sklearn.metrics")
+    recs, truth = random_data(seed, ties=True, min_list=2)
+    grades = {(u, i): g for u, i, g in truth}
+    rows = [(u, i, s, grades.get((u, i), 0)) for u, i, s in recs]
+    table = arrow("user_id,item_id,score,relevance", rows)
+    con = duckdb.connect()
+    ks = [1, K, BIG]
+    names = [f"{m}@{k}" for m in ("ndcg", "dcg") for k in ks]
+    ours = sqlmetrics.evaluate(con, table, names, per_user=True, profile="sklearn")
+    mean = sqlmetrics.evaluate(con, table, names, profile="sklearn").to_pylist()[0]
+    lists: dict = {}
+    for u, _, s, g in rows:
+        y_true, y_score = lists.setdefault(u, ([], []))
+        y_true.append(g)
+        y_score.append(s)
+    for name in names:
+        metric, k = name.split("@")
+        function = metrics_module.ndcg_score if metric == "ndcg" else metrics_module.dcg_score
+        expected = {u: float(function([yt], [ys], k=int(k))) for u, (yt, ys) in lists.items()}
+        values = per_user(ours, name)
+        assert set(values) == set(expected)
+        for u in expected:
+            close(values[u], expected[u], (seed, name, u))
+        close(mean[name], sum(expected.values()) / len(expected), (seed, name))
+
+
+# --- Spark MLlib ----------------------------------------------------------------------------
+
+
+def test_spark_profile_is_mllib_ranking_evaluator(spark):
+    from pyspark.ml.evaluation import RankingEvaluator
+
+    con = duckdb.connect()
+    for seed in SEEDS[:4]:
+        recs, truth = random_data(seed)
+        r, t = tables(recs, truth)
+        # Spark's input: one row per truth user, its labels (the rows at or above the threshold,
+        # possibly none) and its predictions in order (none for a user without recs)
+        labels: dict = {}
+        for u, i, g in truth:
+            labels.setdefault(u, [])
+            if g >= 1:
+                labels[u].append(float(i))
+        predicted: dict = {}
+        for u, i, _ in sorted(recs, key=lambda row: (row[0], -row[2])):
+            predicted.setdefault(u, []).append(float(i))
+        frame = spark.createDataFrame(
+            [(predicted.get(u, []), labels[u]) for u in labels],
+            "prediction array<double>, label array<double>",
+        )
+        checks = {
+            f"precision@{K}": ("precisionAtK", K),
+            f"recall@{K}": ("recallAtK", K),
+            f"ndcg@{K}": ("ndcgAtK", K),
+            f"map@{K}": ("meanAveragePrecisionAtK", K),
+            f"map@{BIG}": ("meanAveragePrecision", K),
+        }
+        ours = sqlmetrics.evaluate(con, r, list(checks), truth=t, profile="spark").to_pylist()[0]
+        assert ours["users"] == len(labels)
+        for name, (spark_name, k) in checks.items():
+            expected = RankingEvaluator(metricName=spark_name, k=k).evaluate(frame)
+            close(ours[name], expected, (seed, name))
+    # and the statement of metrics under different conventions runs on Spark itself
+    recs, truth = random_data(5)
+    r = arrow("user_id,item_id,score,model", [(u, i, s, "AB"[(u + i) % 2]) for u, i, s in recs])
+    t = arrow("user_id,item_id,relevance", truth)
+    for per_user_rows in (False, True):
+        options = {"truth": t, "by": "model", "per_user": per_user_rows, "profile": "recommenders"}
+        metrics = [f"recall@{K}", f"ndcg@{K}", f"map@{K}"]
+        on_spark = sqlmetrics.evaluate(spark, r, metrics, **options).to_pylist()
+        on_duckdb = sqlmetrics.evaluate(con, r, metrics, **options).to_pylist()
+        assert [list(row) for row in on_spark] == [list(row) for row in on_duckdb]
+        for mine, theirs in zip(on_spark, on_duckdb, strict=True):
+            for column, value in theirs.items():
+                if isinstance(value, float):
+                    close(mine[column], value, column)
+                else:
+                    assert mine[column] == value, column
+
+
+@pytest.mark.parametrize("dialect", ["spark", "postgres", "bigquery", "snowflake"])
+def test_metrics_under_different_conventions_render_for_every_dialect(dialect):
+    sqlglot = pytest.importorskip("sqlglot")
+    recs = ("recs", {"user_id": "BIGINT", "item_id": "VARCHAR", "score": "DOUBLE", "model": "VARCHAR"})
+    truth = ("truth", {"user_id": "BIGINT", "item_id": "VARCHAR", "relevance": "INTEGER"})
+    for per_user_rows in (False, True):
+        text = sqlmetrics.sql(
+            None, recs, ["precision@3", "ndcg@3"], truth=truth, by="model", per_user=per_user_rows,
+            profile="recommenders", dialect=dialect,
+        )  # fmt: skip
+        assert text.count("_c1") > 1
+        sqlglot.parse_one(text, read=dialect)
+
+
+# --- Microsoft Recommenders -----------------------------------------------------------------
+
+
+def _peer_python(variable: str, tool: str) -> str:
+    python = os.environ.get(variable)
+    if not python:
+        pytest.skip(
+            f"{tool} is not installed here: set {variable} to a Python that has it "
+            "(it cannot share this venv; see docs/testing.md)"
+        )
+    return python
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_recommenders_profile_is_microsoft_recommenders(seed):
+    python = _peer_python("SQLMETRICS_RECOMMENDERS_PYTHON", "Microsoft Recommenders (pandas < 3)")
+    recs, truth = random_data(seed)
+    ordered = sorted(recs, key=lambda row: (row[0], -row[2]))  # what Recommenders' `map` expects
+    payload = json.dumps({"truth": truth, "pred": ordered, "k": K})
+    done = subprocess.run(
+        [python, str(HERE / "recommenders_run.py")],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)
+    r, t = tables(recs, truth)
+    con = duckdb.connect()
+    metrics = [f"precision@{K}", f"ndcg@{K}", f"recall@{K}", f"map@{K}", f"map@{BIG}"]
+    ours = sqlmetrics.evaluate(con, r, metrics, truth=t, profile="recommenders").to_pylist()[0]
+    # the column order asked for, with ndcg's own count of users (every truth user)
+    assert list(ours) == ["users", *metrics[:2], f"ndcg@{K}_users", *metrics[2:]]
+    assert ours["users"] == len({u for u, _, _ in recs} & {u for u, _, _ in truth})
+    assert ours[f"ndcg@{K}_users"] == len({u for u, _, _ in truth})
+    for ours_name, theirs in [
+        (f"precision@{K}", "precision"),
+        (f"recall@{K}", "recall"),
+        (f"map@{K}", "map_at_k"),
+        (f"map@{BIG}", "map"),
+        (f"ndcg@{K}", "ndcg_binary"),
+    ]:
+        close(ours[ours_name], expected[theirs], (seed, ours_name))
+    for gain, theirs in (("linear", "ndcg_raw"), ("exponential", "ndcg_exp")):
+        [row] = sqlmetrics.evaluate(
+            con, r, [f"ndcg@{K}", f"precision@{K}"], truth=t, profile="recommenders", gain=gain
+        ).to_pylist()
+        close(row[f"ndcg@{K}"], expected[theirs], (seed, gain))
+        close(row[f"precision@{K}"], expected["precision"], (seed, gain))  # never reads ratings
+
+
+# --- Evidently ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", SEEDS[:8])  # Evidently takes seconds to import
+def test_evidently_profile_is_evidently(seed):
+    python = _peer_python("SQLMETRICS_EVIDENTLY_PYTHON", "Evidently")
+    # Evidently's single frame: each user's list with its target. Lists at least K long, sorted
+    # by score: Evidently's P@k divides by min(list length, k) and its MAP counts the last item
+    # again past a list's end (neither reproduced, docs/conventions.md)
+    recs, truth = random_data(seed, min_list=K)
+    grades = {(u, i): g for u, i, g in truth}
+    rows = [(u, i, s, grades.get((u, i), 0)) for u, i, s in sorted(recs, key=lambda row: (row[0], -row[2]))]
+    if not any(row[3] > 0 for row in rows):  # Evidently fails on a frame without a relevant row
+        rows[0] = (*rows[0][:3], 1)
+    done = subprocess.run(
+        [python, str(HERE / "evidently_run.py")],
+        input=json.dumps({"rows": rows, "k": K}), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)
+    table = arrow("user_id,item_id,score,relevance", rows)
+    ours = sqlmetrics.evaluate(
+        duckdb.connect(),
+        table,
+        [f"precision@{K}", f"recall@{K}", f"map@{K}", f"ndcg@{K}"],
+        profile="evidently",
+    ).to_pylist()[0]
+    for name in ("precision", "recall", "map", "ndcg"):
+        close(ours[f"{name}@{K}"], expected[name], (seed, name))
+
+
+# --- what a profile is ----------------------------------------------------------------------
+
+
+def test_every_profile_is_in_the_conventions_table():
+    text = (HERE.parent / "docs" / "conventions.md").read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| convention |"))
+    assert [p for p in PROFILES if f'`"{p}"`' not in header] == []
+
+
+def test_explicit_keywords_override_a_profile():
+    [c] = conventions_by_metric("spark", {"gain": "linear", "ties": None}, ["ndcg"])
+    assert (c.gain, c.ap_denominator, c.missing) == ("linear", "min_k", "zero")
+    # a per-metric choice too: Recommenders' ndcg over every truth user, unless missing= is given
+    ndcg, precision = conventions_by_metric("recommenders", {"missing": "skip"}, ["ndcg", "precision"])
+    assert ndcg.missing == precision.missing == "skip"
+    recs, truth = random_data(3)
+    r, t = tables(recs, truth)
+    con = duckdb.connect()
+    metrics = [f"ndcg@{K}", f"precision@{K}", f"map@{K}"]
+    overridden = sqlmetrics.evaluate(con, r, metrics, truth=t, profile="recommenders", missing="skip")
+    spelled_out = sqlmetrics.evaluate(
+        con, r, metrics, truth=t, threshold="any", gain="binary", ap_denominator="min_k"
+    )
+    assert overridden.to_pylist() == spelled_out.to_pylist()  # one group: no ndcg@k_users
+    plain = sqlmetrics.evaluate(con, r, metrics, truth=t)
+    assert sqlmetrics.evaluate(con, r, metrics, truth=t, profile="ranx", missing="skip").equals(plain)
+    assert sqlmetrics.evaluate(con, r, metrics, truth=t, profile="trec_eval").equals(plain)
+
+
+def test_an_unknown_profile_is_a_convention_error():
+    r, t = tables(*random_data(1))
+    con = duckdb.connect()
+    with pytest.raises(ConventionError, match=r"profile='recommender'.*did you mean 'recommenders'"):
+        sqlmetrics.evaluate(con, r, ["ndcg@3"], truth=t, profile="recommender")
+    with pytest.raises(ConventionError, match="Known profiles: 'trec_eval', 'recommenders'"):
+        sqlmetrics.sql(con, "recs", ["ndcg@3"], profile=3)
+    with pytest.raises(ConventionError, match="profile='x'"):
+        sqlmetrics.compare(con, r, ["ndcg@3"], truth=t, by="user_id", baseline=1, profile="x")
+
+
+def test_threshold_any_needs_a_truth_table():
+    table = pa.table({"user_id": [1], "item_id": [1], "score": [1.0], "relevance": [0]})
+    with pytest.raises(ConventionError, match="threshold='any'.*needs truth="):
+        sqlmetrics.evaluate(duckdb.connect(), table, ["precision@1"], threshold="any")
+
+
+def test_grouped_metrics_per_user_by_and_sql_agree():
+    """Metrics under different conventions: one statement, joined per (group, user)."""
+    recs, truth = random_data(5)
+    recs = [(u, i, s, "A" if (u + i) % 3 else "B") for u, i, s in recs]
+    r = arrow("user_id,item_id,score,model", recs)
+    _, t = tables([(u, i, s) for u, i, s, _ in recs], truth)
+    con = duckdb.connect()
+    con.register("recs", r)
+    con.register("truth", t)
+    metrics = [f"recall@{K}", f"ndcg@{K}"]
+    users = sqlmetrics.evaluate(con, r, metrics, truth=t, by="model", per_user=True, profile="recommenders")
+    assert users.column_names == ["model", "user_id", *metrics]
+    for model in ("A", "B"):
+        rows = [row for row in users.to_pylist() if row["model"] == model]
+        # ndcg: every truth user (0 without recs); recall: the users with recs of this model
+        assert {row["user_id"] for row in rows if row[f"ndcg@{K}"] is not None} == {u for u, _, _ in truth}
+        with_recs = {u for u, _, _, m in recs if m == model} & {u for u, _, _ in truth}
+        assert {row["user_id"] for row in rows if row[f"recall@{K}"] is not None} == with_recs
+    means = sqlmetrics.evaluate(con, r, metrics, truth=t, by="model", profile="recommenders")
+    for row in means.to_pylist():
+        mine = [u for u in users.to_pylist() if u["model"] == row["model"]]
+        ndcg = [u[f"ndcg@{K}"] for u in mine if u[f"ndcg@{K}"] is not None]
+        assert row[f"ndcg@{K}_users"] == len(ndcg)
+        close(row[f"ndcg@{K}"], sum(ndcg) / len(ndcg))
+    text = sqlmetrics.sql(con, "recs", metrics, truth="truth", by="model", profile="recommenders")
+    assert con.execute(text).fetchall() == [tuple(row.values()) for row in means.to_pylist()]
+    compared = sqlmetrics.compare(
+        con, r, metrics, truth=t, by="model", baseline="A", profile="recommenders", test="t"
+    ).to_pylist()
+    assert [row["metric"] for row in compared] == metrics
+    assert compared[1]["users"] == len({u for u, _, _ in truth})  # ndcg pairs every truth user
+
+
+def test_partitions_and_intervals_refuse_metrics_under_different_conventions():
+    r, t = tables(*random_data(2))
+    with pytest.raises(ConventionError, match="partitions=2 cannot evaluate"):
+        sqlmetrics.evaluate(
+            duckdb.connect(), r, ["ndcg@3", "map@3"], truth=t, profile="recommenders", partitions=2
+        )
+    with pytest.raises(ConventionError, match="confidence=0.95 cannot evaluate"):
+        sqlmetrics.evaluate(
+            duckdb.connect(), r, ["ndcg@3", "map@3"], truth=t, profile="recommenders", confidence=0.95
+        )
+    # one set of conventions: both work under a profile
+    one = sqlmetrics.evaluate(duckdb.connect(), r, ["map@3"], truth=t, profile="recommenders", partitions=2)
+    assert one.equals(sqlmetrics.evaluate(duckdb.connect(), r, ["map@3"], truth=t, profile="recommenders"))
+
+
+def test_cli_profile(tmp_path, capsys):
+    r, t = tables(*random_data(4))
+    import pyarrow.parquet as pq
+
+    pq.write_table(r, tmp_path / "recs.parquet")
+    pq.write_table(t, tmp_path / "truth.parquet")
+    args = ["evaluate", str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet"),
+            "--metrics", "precision@3,ndcg@3", "--format", "json"]  # fmt: skip
+    assert main([*args, "--profile", "recommenders", "--gain", "linear"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    api = sqlmetrics.evaluate(
+        duckdb.connect(), r, ["precision@3", "ndcg@3"], truth=t, profile="recommenders", gain="linear"
+    )
+    assert printed == api.to_pylist()
+    assert main([*args, "--profile", "recommender"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--profile" in err and "recommender" in err
+    assert main([*args, "--threshold", "some"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_report_config_profile():
+    base = {"name": "r", "warehouse": "w.duckdb", "recommendations": "recs", "time_column": "day",
+            "metrics": ["ndcg@10", "precision@10"]}  # fmt: skip
+    plain = config_from_dict(base)
+    config = config_from_dict({**base, "conventions": {"profile": "recommenders", "gain": "linear"}})
+    assert config.options()["profile"] == "recommenders" and config.options()["gain"] == "linear"
+    assert "missing" not in config.options()  # the profile decides it, per metric
+    assert config.hash != plain.hash
+    assert config_from_dict({**base, "conventions": {"profile": "trec_eval"}}).hash == plain.hash
+    with pytest.raises(ReportConfigError, match="did you mean 'spark'"):
+        config_from_dict({**base, "conventions": {"profile": "sparks"}})
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_a_report_records_each_metrics_own_users():
+    import datetime
+
+    from sqlmetrics.reports.periods import Period
+    from sqlmetrics.reports.runner import run_report
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE recs AS SELECT DATE '2026-11-01' AS day, * FROM (VALUES (1, 'a', 0.9), (1, 'b', 0.8),"
+        " (2, 'c', 0.7)) AS t(user_id, item_id, score)"
+    )
+    con.execute(
+        "CREATE TABLE truth AS SELECT DATE '2026-11-01' AS day, * FROM (VALUES (1, 'b', 1), (2, 'c', 0),"
+        " (3, 'd', 1)) AS t(user_id, item_id, relevance)"
+    )
+    config = config_from_dict(
+        {"name": "r", "warehouse": "w", "recommendations": "recs", "truth": "truth", "time_column": "day",
+         "metrics": ["precision@2", "ndcg@2"], "conventions": {"profile": "recommenders"}}
+    )  # fmt: skip
+    run_report(con, config, [Period(datetime.date(2026, 11, 1), datetime.date(2026, 11, 2))])
+    rows = con.execute("SELECT metric, users, value FROM sqlmetrics_results ORDER BY metric").fetchall()
+    # precision over users 1 and 2 (both frames; c counts though graded 0), ndcg over 1, 2, 3
+    assert rows[1] == ("precision", 2, 0.5)
+    assert rows[0][:2] == ("ndcg", 3)
+    close(rows[0][2], (1 / math.log2(3) + 1 + 0) / 3)
