@@ -22,6 +22,7 @@ from .errors import (
     OutOfMemoryError,
     SqlMetricsError,
 )
+from .exact_sums import with_exact_sums
 from .identifiers import quote_identifier, quote_string
 from .metric_names import RequestedMetric, parse_metrics
 from .partitions import check as check_partitions
@@ -252,8 +253,14 @@ def evaluate(
                     engine, template, context, confidence, labels, names
                 )
             if partitions == 1:
-                return engine.run(render(template, context))
-            return evaluate_in_partitions(engine, template, context, partitions, progress)
+                return with_exact_sums(
+                    lambda form: engine.run(render(template, {**context, "exact_sums": form}))
+                )
+            return with_exact_sums(
+                lambda form: evaluate_in_partitions(
+                    engine, template, {**context, "exact_sums": form}, partitions, progress
+                )
+            )
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:

@@ -24,6 +24,7 @@ from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
 from .engines import for_connection
 from .errors import ConventionError, DuplicateRowError, OutOfMemoryError, SqlMetricsError
+from .exact_sums import with_exact_sums
 from .metric_names import parse_metrics, require_means
 from .partitions import check as check_partitions
 from .partitions import combining_sql
@@ -158,7 +159,10 @@ def compare(
                 {"alias": "_unit" if i == 0 else f"_unit{i}", "name": u["name"]}
                 for i, u in enumerate(u for u in context["unit"] if u["shown"])
             ],
-            "metrics": [{"column": dialect.quote_identifier(m.label)} for m in requested],
+            "metrics": [
+                {"column": dialect.quote_identifier(m.label), "bound": m.definition.bound}
+                for m in requested
+            ],
             "test": test,
             "replicates": replicates,
             "seed": seed,
@@ -167,13 +171,21 @@ def compare(
             "quantiles": quantiles,
             "small_sample": significance.SMALL_SAMPLE,
         }
-        try:
+
+        def run(form: str) -> pa.Table:
+            forms = {"exact_sums": form}
             if partitions == 1:
-                per_user_sql = render(template, context)
+                per_user_sql = render(template, {**context, **forms})
             else:  # the per-unit values of each partition, combined where the statement stood
-                per_user_sql = combining_sql(engine, template, context, partitions, progress)
-            compare_context["per_user_sql"] = per_user_sql.rstrip("\n")
-            result = engine.run(render("compare/compare.sql.j2", compare_context))
+                per_user_sql = combining_sql(
+                    engine, template, {**context, **forms}, partitions, progress
+                )
+            per_user_sql = per_user_sql.rstrip("\n")
+            statement = {**compare_context, **forms, "per_user_sql": per_user_sql}
+            return engine.run(render("compare/compare.sql.j2", statement))
+
+        try:
+            result = with_exact_sums(run)
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:

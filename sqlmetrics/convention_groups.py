@@ -58,9 +58,11 @@ def grouped_context(
     }
 
 
-def _render_part(context: dict[str, Any], per_user: bool, fail_function: str) -> str:
+def _render_part(
+    context: dict[str, Any], per_user: bool, fail_function: str, exact_sums: str
+) -> str:
     """One group's statement, as sql/convention_groups.sql.j2 embeds it."""
-    part = {**context, "per_user": per_user, "fail_function": fail_function}
+    part = {**context, "per_user": per_user, "fail_function": fail_function, "exact_sums": exact_sums}
     return render(get_dialect(context["dialect"]).template, part).rstrip("\n")
 
 

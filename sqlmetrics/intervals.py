@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from .dialects import get as get_dialect
 from .errors import ConventionError
+from .exact_sums import with_exact_sums
 from .metric_names import parse_metrics, require_means
 from .significance import scipy_stats, t_interval
 from .templates import render
@@ -39,17 +40,23 @@ def evaluate_with_intervals(
     """evaluate()'s table, with <metric>_ci_low and <metric>_ci_high after each mean."""
     require_means(parse_metrics(labels), "confidence=")
     quote = get_dialect(context["dialect"]).quote_identifier
-    per_user_sql = render(template, {**context, "per_user": True}).rstrip("\n")
-    text = render(
-        "compare/interval.sql.j2",
-        {
-            "dialect": context["dialect"],
-            "per_user_sql": per_user_sql,
-            "groups": context["groups"],
-            "metrics": [quote(label) for label in labels],
-        },
-    )
-    result = engine.run(text)
+
+    def run(form: str) -> pa.Table:
+        per_user_sql = render(template, {**context, "per_user": True, "exact_sums": form})
+        text = render(
+            "compare/interval.sql.j2",
+            {
+                "dialect": context["dialect"],
+                "per_user_sql": per_user_sql.rstrip("\n"),
+                "groups": context["groups"],
+                "metrics": [quote(label) for label in labels],
+                "bounds": [m.definition.bound for m in parse_metrics(labels)],
+                "exact_sums": form,
+            },
+        )
+        return engine.run(text)
+
+    result = with_exact_sums(run)
     n = result.column("_n").to_pylist()
     columns: dict[str, Any] = {
         name: result.column(f"_g{i}") for i, name in enumerate(group_names)

@@ -345,6 +345,7 @@ def build_context(
                 "column": quote_identifier(m.label),
                 "formula": m.definition.formula,  # shown beside the column in sql()
                 "aggregate": m.definition.aggregate,  # mean, sum or geometric (registry.py)
+                "bound": m.definition.bound,  # the fast exact sum's (registry.py)
             }
             for m in ranking
         ],

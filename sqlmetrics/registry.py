@@ -20,6 +20,9 @@ class MetricDefinition:
     # how a group's value comes from its units' values: "mean"; "sum" (trec_eval's num_*);
     # "geometric" (gm_map: exp(mean(ln(max(value, 1e-5)))), trec_eval's floor)
     aggregate: str = "mean"
+    # per-unit values (the terms of the group's exact sum) below 2^bound: the fast exact sum's
+    # scale (sql/exact_sum.sql.j2); a larger value only costs a second, wide run
+    bound: int = 1
     # what the macro reads beyond the judged rows (rel > 0): "retrieved" (the list's length,
     # _retrieved), "judgments" (every truth row, of any grade: _judged, _nonrelevant)
     reads: tuple[str, ...] = ()
@@ -54,9 +57,9 @@ _PERSONALIZATION = "beyond/personalization.sql.j2"
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
     for m in [
-        MetricDefinition("cg", _GAIN, "sum_{i<=k} gain_i"),
-        MetricDefinition("dcg", _GAIN, "sum_{i<=k} gain_i / log2(i+1)"),
-        MetricDefinition("idcg", _GAIN, "dcg@k of the ideal list (truth gains sorted descending)"),
+        MetricDefinition("cg", _GAIN, "sum_{i<=k} gain_i", bound=26),
+        MetricDefinition("dcg", _GAIN, "sum_{i<=k} gain_i / log2(i+1)", bound=26),
+        MetricDefinition("idcg", _GAIN, "dcg@k of the ideal list (truth gains sorted descending)", bound=26),
         MetricDefinition("ndcg", _GAIN, "dcg@k / idcg@k (0 when idcg@k = 0)"),
         MetricDefinition("precision", _HITS, "hits@k / k", whole_list_reads=("retrieved",)),
         MetricDefinition("recall", _HITS, "hits@k / R"),
@@ -70,7 +73,7 @@ METRICS: dict[str, MetricDefinition] = {
         MetricDefinition(
             "mrr", _RR, "1 / position of the first hit (0 if none)", tie_averaged=False
         ),
-        MetricDefinition("arhr", _RR, "sum over hits of 1 / position"),
+        MetricDefinition("arhr", _RR, "sum over hits of 1 / position", bound=6),
         MetricDefinition("map", _AP, "(1/R) sum over hits at i of precision@i", tie_averaged=False),
         MetricDefinition("mar", _AP, "(1/R) sum over hits at i of recall@i", tie_averaged=False),
         MetricDefinition(
@@ -94,6 +97,7 @@ METRICS: dict[str, MetricDefinition] = {
             "map@k per user; over users exp(mean(ln(max(AP, 1e-5))))",
             tie_averaged=False,
             aggregate="geometric",
+            bound=4,
         ),
         MetricDefinition(
             "bpref",
@@ -122,18 +126,25 @@ METRICS: dict[str, MetricDefinition] = {
             tie_averaged=False,
             macro="eleven_pt_avg",
         ),
-        MetricDefinition("num_q", _COUNTS, "1 per user; summed", needs_cutoff=False, aggregate="sum"),
+        MetricDefinition(
+            "num_q", _COUNTS, "1 per user; summed", needs_cutoff=False, aggregate="sum", bound=60
+        ),
         MetricDefinition(
             "num_ret",
             _COUNTS,
             "N, the items retrieved; summed",
             needs_cutoff=False,
-            aggregate="sum",
+            aggregate="sum", bound=60,
             reads=("retrieved",),
         ),
-        MetricDefinition("num_rel", _COUNTS, "R; summed", needs_cutoff=False, aggregate="sum"),
+        MetricDefinition("num_rel", _COUNTS, "R; summed", needs_cutoff=False, aggregate="sum", bound=60),
         MetricDefinition(
-            "num_rel_ret", _COUNTS, "hits in the whole list; summed", needs_cutoff=False, aggregate="sum"
+            "num_rel_ret",
+            _COUNTS,
+            "hits in the whole list; summed",
+            needs_cutoff=False,
+            aggregate="sum",
+            bound=60,
         ),
         MetricDefinition(
             "judged",

@@ -5,6 +5,7 @@ definitions written out here with math.fsum (no number comes from the code under
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 
@@ -18,6 +19,7 @@ from sklearn.metrics import ndcg_score
 from strategies import FAST
 
 import sqlmetrics
+from sqlmetrics.exact_sums import with_exact_sums
 from sqlmetrics.templates import environment
 
 CON = duckdb.connect()
@@ -28,18 +30,24 @@ def close(actual: float, expected: float) -> bool:
     return actual == expected or abs(actual - expected) <= REL * abs(expected)
 
 
-def exact_sum_sql(dialect: str = "duckdb") -> str:
-    template = "{% import 'exact_sum.sql.j2' as sums with context %}{{ sums.exact_sum('x') }}"
-    return environment().from_string(template).render(dialect=dialect)
+def exact_sum_sql(dialect: str = "duckdb", form: str = "fast", bound: int = 1) -> str:
+    template = "{% import 'exact_sum.sql.j2' as sums with context %}{{ sums.exact_sum('x', bound) }}"
+    return environment().from_string(template).render(dialect=dialect, exact_sums=form, bound=bound)
 
 
-def duck_sum(values: list[float], con: duckdb.DuckDBPyConnection = CON) -> float:
-    """exact_sum over one column of `values`, on DuckDB."""
-    con.register("exact_sum_input", pa.table({"x": pa.array(values, pa.float64())}))
+def duck_sum_in(form: str, values: list[float], bound: int = 1) -> float:
+    """exact_sum over one column of `values`, on DuckDB, in one form."""
+    CON.register("exact_sum_input", pa.table({"x": pa.array(values, pa.float64())}))
     try:
-        return con.execute(f"SELECT {exact_sum_sql()} AS s FROM exact_sum_input").fetchall()[0][0]
+        sql = f"SELECT {exact_sum_sql(form=form, bound=bound)} AS s FROM exact_sum_input"
+        return CON.execute(sql).fetchall()[0][0]
     finally:
-        con.unregister("exact_sum_input")
+        CON.unregister("exact_sum_input")
+
+
+def duck_sum(values: list[float]) -> float:
+    """exact_sum over `values` as sqlmetrics runs it: the fast form, the wide one on a NaN."""
+    return with_exact_sums(lambda form: pa.table({"s": [duck_sum_in(form, values)]}))["s"][0].as_py()
 
 
 def recs_truth(grades: list[float], scores: list[float] | None = None) -> tuple[pa.Table, pa.Table]:
@@ -203,3 +211,96 @@ def test_means_against_fsum():
     [mean] = evaluate(CON, recs, truth)
     for m in METRICS:
         assert close(mean[m], math.fsum(row[m] for row in per_user) / len(per_user)), m
+
+
+# --- the fast form's window, and when the wide form runs ----------------------------------------
+
+
+@FAST
+@given(values=st.lists(st.floats(min_value=2.0**-8, max_value=1e7), min_size=1, max_size=40))
+def test_fast_form_within_its_window(values):
+    """Terms below 2^bound (26: scale 2^60) whose sum is at least 2^-8 per rounded term: the
+    fast form answers (no NaN) within 2^-50 of fsum, in both signs."""
+    want = math.fsum(values)
+    for sign in (1, -1):
+        got = duck_sum_in("fast", [sign * v for v in values], bound=26)
+        assert abs(got - sign * want) <= 2.0**-50 * abs(want)
+
+
+@pytest.mark.parametrize(("values", "bound"), [
+    ([2.0**26, 1.0], 26),            # a term of 2^bound
+    ([2.0, 0.5], 1),                 # ... of a bound of 1
+    ([math.inf, 1.0], 26),           # not finite
+    ([math.nan], 26),
+    ([1e-30, 3e-31], 26),            # rounded terms, their sum too small to keep 50 bits
+    ([1e-3, -1e-3 + 1e-9], 26),     # cancellation to below the rounding of its terms
+])
+def test_fast_form_gives_nan_outside_its_window(values, bound):
+    assert math.isnan(duck_sum_in("fast", values, bound=bound))
+    assert not math.isnan(duck_sum_in("wide", [v for v in values if not math.isnan(v)] or [0.0]))
+
+
+def test_fast_form_keeps_exact_terms_of_any_count():
+    """Terms whose scaled values are integers add no rounding, however many: 10^6 terms of 2^-80."""
+    assert duck_sum_in("fast", [2.0**-80] * 10**6, bound=1) == 10**6 * 2.0**-80
+
+
+def recording_forms(monkeypatch) -> list[str]:
+    """The forms every evaluate()/compare() statement runs in, from now on."""
+    forms: list[str] = []
+
+    def recorded(run):
+        return with_exact_sums(lambda form: forms.append(form) or run(form))
+
+    for module in ("sqlmetrics.api", "sqlmetrics.compare", "sqlmetrics.intervals"):
+        monkeypatch.setattr(importlib.import_module(module), "with_exact_sums", recorded)
+    return forms
+
+
+def ordinary_data() -> tuple[pa.Table, pa.Table, pa.Table, pa.Table]:
+    """200 users, two models, grades 0-5, lists of 20, a history and item features."""
+    rng = random.Random(3)
+    recs, truth, history, features = [], [], [], []
+    for user in range(200):
+        for model in ("a", "b"):
+            for item in rng.sample(range(300), 20):
+                recs.append({"user_id": user, "item_id": item, "score": rng.random(), "model": model})
+        for item in rng.sample(range(300), 8):
+            truth.append({"user_id": user, "item_id": item, "relevance": float(rng.randint(0, 5))})
+            history.append({"user_id": user, "item_id": item})
+    for item in range(300):
+        features.append({"item_id": item, "features": [rng.uniform(-1, 1) for _ in range(4)]})
+    return tuple(pa.Table.from_pylist(rows) for rows in (recs, truth, history, features))
+
+
+def test_ordinary_data_runs_once(monkeypatch):
+    """Grades 0-5, exponential gains, tied scores, beyond-accuracy metrics with a history and
+    item features, compare() and confidence=: every statement runs once, in the fast form."""
+    forms = recording_forms(monkeypatch)
+    recs, truth, history, features = ordinary_data()
+    ranking = ["ndcg@10", "dcg@10", "idcg@10", "cg@5", "map@20", "mrr@20", "arhr@20", "recall@10",
+               "precision@5", "bpref", "gm_map", "num_ret", "num_rel_ret", "judged@10", "11pt_avg"]
+    tied = recs.set_column(2, "score", pa.array([round(s, 1) for s in recs["score"].to_pylist()]))
+    for options in ({}, {"gain": "exponential"}, {"ties": "average"}, {"per_user": True}):
+        metrics = [m for m in ranking if options.get("ties") != "average" or m.split("@")[0]
+                   in ("ndcg", "dcg", "idcg", "cg", "recall", "precision")]
+        sqlmetrics.evaluate(CON, tied, metrics, truth=truth, by="model", **options)
+    beyond = ["novelty@10", "popularity@10", "diversity@10", "serendipity@10", "personalization@10",
+              "catalog_coverage@10", "gini@10", "fcp"]
+    sqlmetrics.evaluate(CON, recs, beyond, truth=truth, history=history, by="model")
+    sqlmetrics.evaluate(CON, recs, ["diversity@10"], item_features=features, by="model")
+    sqlmetrics.evaluate(CON, recs, ["ndcg@10", "dcg@10"], truth=truth, by="model", confidence=0.95)
+    sqlmetrics.evaluate(CON, recs, ["ndcg@10", "map@10"], truth=truth, by="model", partitions=3)
+    sqlmetrics.compare(CON, recs, ["ndcg@10", "dcg@10", "recall@10"], truth=truth, by="model",
+                       baseline="a")
+    assert forms and set(forms) == {"fast"}, str(forms)
+
+
+def test_extreme_data_runs_again_in_the_wide_form(monkeypatch):
+    forms = recording_forms(monkeypatch)
+    recs, truth = recs_truth([67.0, 3.0])
+    sqlmetrics.evaluate(CON, recs, ["dcg@2"], truth=truth, gain="exponential")
+    two = pa.concat_tables([recs.append_column("model", pa.array(["a", "a"])),
+                            recs.append_column("model", pa.array(["b", "b"]))])
+    sqlmetrics.compare(CON, two, ["dcg@2"], truth=truth, gain="exponential", by="model", baseline="a")
+    assert forms == ["fast", "wide", "fast", "wide"]
