@@ -2,6 +2,10 @@
 site, gives NaN for a group whose terms fall outside its window; the statement then runs again
 in the wide form, whose scale follows each group's largest term. Ordinary data runs once.
 
+The per-user sums' terms are computed once per row, in a CTE of their own (SumTerms): the
+fast form reads its term several times, and a statement that spelled each term out each time
+would be several times longer, and slower to plan and to run.
+
 >>> import pyarrow as pa
 >>> calls = []
 >>> def run(form):
@@ -18,6 +22,8 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .templates import held_text
+
 
 def has_nan(table: pa.Table) -> bool:
     """Whether a floating-point column of `table` holds a NaN."""
@@ -32,3 +38,40 @@ def with_exact_sums(run: Callable[[str], pa.Table]) -> pa.Table:
     the data's own, as from an infinite grade, and is returned)."""
     result = run("fast")
     return run("wide") if has_nan(result) else result
+
+
+class SumTerms:
+    """The terms of the exact sums of one aggregate, collected while evaluate.sql.j2 renders
+    it: between open() and close(), exact_sum(term, bound) reads the columns numbered
+    column(term, bound) of the per_user_terms CTE (the same term and bound, the same columns),
+    instead of the term itself.
+
+    >>> terms = SumTerms()
+    >>> terms.open(), terms.column("_gain * 2", 26), terms.column("_p", 1), terms.column("_gain * 2", 26)
+    ('', 0, 1, 0)
+    >>> terms.close(), terms.collecting()
+    ([('_gain * 2', 26), ('_p', 1)], False)
+    """
+
+    def __init__(self) -> None:
+        self._terms: list[tuple[str, int]] | None = None
+        self._keys: list[tuple[str, int]] = []
+
+    def open(self) -> str:
+        self._terms, self._keys = [], []
+        return ""
+
+    def collecting(self) -> bool:
+        return self._terms is not None
+
+    def column(self, term: str, bound: int) -> int:
+        assert self._terms is not None
+        key = (held_text(term), bound)  # (what the term will read as: the same SQL, one column)
+        if key not in self._keys:
+            self._keys.append(key)
+            self._terms.append((term, bound))
+        return self._keys.index(key)
+
+    def close(self) -> list[tuple[str, int]]:
+        terms, self._terms = self._terms or [], None
+        return terms

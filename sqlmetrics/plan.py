@@ -14,6 +14,7 @@ from . import columns as col
 from .conventions import ANY_TRUTH_ROW, Conventions
 from .dialects import get as get_dialect
 from .errors import ColumnTypeError, ConventionError, MissingColumnError
+from .exact_sums import SumTerms
 from .identifiers import quote_identifier, quote_string
 from .metric_names import MAX_CUTOFF, RequestedMetric
 from .sources import Source
@@ -300,6 +301,7 @@ def build_context(
         beyond_ctx["columns"] = [quote_identifier(m.label) for m in metrics]  # the order asked
     return {
         "dialect": sql_dialect.name,  # the portable templates import sql/dialects/<dialect>.sql.j2
+        "sum_terms": SumTerms(),  # per_user's exact sums' terms, once per row (exact_sums.py)
         # DuckDB's input_check reports a problem through this function; evaluate() puts its
         # own there (engines/duckdb.py), so that no error aborts the caller's transaction
         "fail_function": "error",

@@ -57,9 +57,9 @@ _PERSONALIZATION = "beyond/personalization.sql.j2"
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
     for m in [
-        MetricDefinition("cg", _GAIN, "sum_{i<=k} gain_i", bound=26),
-        MetricDefinition("dcg", _GAIN, "sum_{i<=k} gain_i / log2(i+1)", bound=26),
-        MetricDefinition("idcg", _GAIN, "dcg@k of the ideal list (truth gains sorted descending)", bound=26),
+        MetricDefinition("cg", _GAIN, "sum_{i<=k} gain_i", bound=16),
+        MetricDefinition("dcg", _GAIN, "sum_{i<=k} gain_i / log2(i+1)", bound=16),
+        MetricDefinition("idcg", _GAIN, "dcg@k of the ideal list (truth gains sorted descending)", bound=16),
         MetricDefinition("ndcg", _GAIN, "dcg@k / idcg@k (0 when idcg@k = 0)"),
         MetricDefinition("precision", _HITS, "hits@k / k", whole_list_reads=("retrieved",)),
         MetricDefinition("recall", _HITS, "hits@k / R"),

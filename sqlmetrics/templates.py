@@ -80,6 +80,20 @@ def _hold_value(_eval_ctx: Any, value: Any) -> Any:
     return f"{prefix}{len(values) - 1}\x00"
 
 
+def held_text(text: str) -> str:
+    """`text` of the render under way with its placeholders put back: what it will read as
+    (to compare two pieces of template output).
+
+    >>> held_text("a") == "a"
+    True
+    """
+    held = _HELD.get()
+    if held is None:
+        return text
+    prefix, values = held
+    return re.sub(re.escape(prefix) + r"(\d+)\x00", lambda m: values[int(m.group(1))], text)
+
+
 _ANY_PLACEHOLDER = re.compile(r"\x00[0-9a-f]{32}:\d+\x00")
 
 

@@ -236,10 +236,10 @@ def test_command_line_dialect(tmp_path, capsys):
     sqlglot.parse_one(out, read="bigquery")
 
 
-def render_exact_sum(dialect: str) -> str:
+def render_exact_sum(dialect: str, bound: str = "1") -> str:
     from sqlmetrics.templates import environment
 
-    text = "{% import 'exact_sum.sql.j2' as sums with context %}{{ sums.exact_sum('§') }}"
+    text = "{% import 'exact_sum.sql.j2' as sums with context %}{{ sums.exact_sum('§', " + bound + ") }}"
     return environment().from_string(text).render(dialect=dialect)
 
 
@@ -251,10 +251,12 @@ def test_every_engine_renders_the_same_formula(con):
     def per_user(text: str, dialect: str) -> str:
         # the exact sum is spelled by each engine's array building blocks, the term in it
         # several times: written as exact_sum(term) here
-        parts = [re.escape(part) for part in render_exact_sum(dialect).split("§")]
-        pattern = parts[0] + "(.+?)" + r"\1".join(parts[1:])
         text = text[text.index("per_user AS (") : text.index("GROUP BY _user, _relevant_count")]
-        return re.sub(pattern, r"exact_sum(\1)", text)
+        for bound in ("1", "sums.GAIN_BOUND"):
+            parts = [re.escape(part) for part in render_exact_sum(dialect, bound).split("§")]
+            pattern = parts[0] + "(.+?)" + r"\1".join(parts[1:])
+            text = re.sub(pattern, r"exact_sum(\1)", text)
+        return text
 
     duck = per_user(sqlmetrics.sql(con, "recs", metrics, truth="truth"), "duckdb")
     spark = per_user(sqlmetrics.sql(con, "recs", metrics, truth="truth", dialect="spark"), "spark")
