@@ -30,16 +30,19 @@ def close(actual: float, expected: float) -> bool:
     return actual == expected or abs(actual - expected) <= REL * abs(expected)
 
 
-def exact_sum_sql(dialect: str = "duckdb", form: str = "fast", bound: int = 1) -> str:
-    template = "{% import 'exact_sum.sql.j2' as sums with context %}{{ sums.exact_sum('x', bound) }}"
-    return environment().from_string(template).render(dialect=dialect, exact_sums=form, bound=bound)
+def exact_sum_sql(dialect: str = "duckdb", form: str = "fast", bound: int = 1, rounding: bool = False) -> str:
+    template = ("{% import 'exact_sum.sql.j2' as sums with context %}"
+                "{{ sums.exact_sum('x', bound, rounding=rounding) }}")
+    return environment().from_string(template).render(
+        dialect=dialect, exact_sums=form, bound=bound, rounding=rounding
+    )
 
 
-def duck_sum_in(form: str, values: list[float], bound: int = 1) -> float:
+def duck_sum_in(form: str, values: list[float], bound: int = 1, rounding: bool = False) -> float:
     """exact_sum over one column of `values`, on DuckDB, in one form."""
     CON.register("exact_sum_input", pa.table({"x": pa.array(values, pa.float64())}))
     try:
-        sql = f"SELECT {exact_sum_sql(form=form, bound=bound)} AS s FROM exact_sum_input"
+        sql = f"SELECT {exact_sum_sql(form=form, bound=bound, rounding=rounding)} AS s FROM exact_sum_input"
         return CON.execute(sql).fetchall()[0][0]
     finally:
         CON.unregister("exact_sum_input")
@@ -219,8 +222,8 @@ def test_means_against_fsum():
 @FAST
 @given(values=st.lists(st.floats(min_value=2.0**-8, max_value=1e7), min_size=1, max_size=40))
 def test_fast_form_within_its_window(values):
-    """Terms below 2^bound (26: scale 2^60) whose sum is at least 2^-8 per rounded term: the
-    fast form answers (no NaN) within 2^-50 of fsum, in both signs."""
+    """Terms below 2^bound (26: scale 2^60), each a multiple of 2^-60 (every double from 2^-8
+    up): the fast form answers (no NaN) within 2^-50 of fsum, in both signs."""
     want = math.fsum(values)
     for sign in (1, -1):
         got = duck_sum_in("fast", [sign * v for v in values], bound=26)
@@ -228,16 +231,28 @@ def test_fast_form_within_its_window(values):
 
 
 @pytest.mark.parametrize(("values", "bound"), [
-    ([2.0**26, 1.0], 26),            # a term of 2^bound
-    ([2.0, 0.5], 1),                 # ... of a bound of 1
+    ([2.0**27, 1.0], 26),            # a term of 2^(bound + 1): times 2^k, above 10^26
+    ([4.0, 0.5], 1),                 # ... of a bound of 1
     ([math.inf, 1.0], 26),           # not finite
     ([math.nan], 26),
-    ([1e-30, 3e-31], 26),            # rounded terms, their sum too small to keep 50 bits
+    ([1e-30, 3e-31], 26),            # terms that are no multiples of 2^-60: rounded
     ([1e-3, -1e-3 + 1e-9], 26),     # cancellation to below the rounding of its terms
 ])
 def test_fast_form_gives_nan_outside_its_window(values, bound):
     assert math.isnan(duck_sum_in("fast", values, bound=bound))
     assert not math.isnan(duck_sum_in("wide", [v for v in values if not math.isnan(v)] or [0.0]))
+
+
+@FAST
+@given(values=st.lists(st.floats(min_value=-1.0, max_value=1.0), min_size=1, max_size=40))
+def test_counted_fast_form_within_2_to_the_minus_50(values):
+    """compare()'s form (rounding=True, bound 1: scale 2^85) takes rounded terms: it answers
+    within 2^-50 of fsum, or NaN when they cancel to too little (and the wide form answers)."""
+    got, want = duck_sum_in("fast", values, rounding=True), math.fsum(values)
+    assert math.isnan(got) or abs(got - want) <= 2.0**-50 * abs(want)
+    if abs(want) >= len(values) * 2.0**-32:
+        assert not math.isnan(got)
+    assert math.isnan(duck_sum_in("fast", [1e-20, -1e-20 + 1e-36], rounding=True))
 
 
 def test_fast_form_keeps_exact_terms_of_any_count():
