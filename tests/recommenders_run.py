@@ -3,7 +3,9 @@
 Run by tests/test_profiles.py in an interpreter that has `recommenders` and pandas < 3
 (SQLMETRICS_RECOMMENDERS_PYTHON; Recommenders does not install beside pandas 3). Input:
 {"truth": [[user, item, rating], ...], "pred": [[user, item, score], ...], "k": k}; the
-predictions come sorted by (user, score descending), as Recommenders' `map` expects them.
+predictions come sorted by (user, score descending), as Recommenders' `map` expects them. Or,
+for the beyond-accuracy metrics (tests/test_beyond_accuracy.py): {"train": [[user, item], ...],
+"reco": [[user, item, relevance], ...]}.
 """
 
 import json
@@ -15,6 +17,9 @@ def main() -> None:
     from recommenders.evaluation import python_evaluation as pe
 
     data = json.load(sys.stdin)
+    if "train" in data:
+        json.dump(beyond(pd, pe, data), sys.stdout)
+        return
     truth = pd.DataFrame(data["truth"], columns=["userID", "itemID", "rating"])
     pred = pd.DataFrame(data["pred"], columns=["userID", "itemID", "prediction"])
     k = data["k"]
@@ -28,6 +33,23 @@ def main() -> None:
         "ndcg_exp": pe.ndcg_at_k(truth, pred, k=k, score_type="exp"),
     }
     json.dump({name: float(value) for name, value in out.items()}, sys.stdout)
+
+
+def beyond(pd, pe, data: dict) -> dict:
+    import warnings
+
+    train = pd.DataFrame(data["train"], columns=["userID", "itemID"])
+    reco = pd.DataFrame(data["reco"], columns=["userID", "itemID", "relevance"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = {
+            "catalog_coverage": pe.catalog_coverage(train, reco),
+            "distributional_coverage": pe.distributional_coverage(train, reco),
+            "novelty": pe.novelty(train, reco),
+            "diversity": pe.diversity(train, reco[["userID", "itemID"]]),
+            "serendipity": pe.serendipity(train, reco, col_relevance="relevance"),
+        }
+    return {name: None if value is None else float(value) for name, value in out.items()}
 
 
 if __name__ == "__main__":
