@@ -284,6 +284,38 @@ def check_beyond_accuracy_errors(con) -> None:
         sqlmetrics.evaluate(con, recs, ["diversity@2"], item_features=bad)
 
 
+# sums whose terms cancel, or sit at the edges of a scale (2^53 and up, once scaled), where an
+# engine's conversion of a double to its wide integer must be exact
+CANCELLING_SUMS = [[1.0, -(1 - 2**-52)], [2.0**-80] * 3, [0.3, 0.7, 1e-9], [-(2**53 + 2) * 2.0**-85],
+                   [1e-3, -1e-3 + 1e-12, 5e-13]]
+
+
+def check_exact_sum_forms(scalar, dialect: str) -> None:
+    """Every form of exact_sum (fast, counted, wide) over CANCELLING_SUMS, run by `scalar`
+    (SQL text -> its one value) on the engine of `dialect`: math.fsum's value, to the bit
+    for the fast forms, or NaN (the fast forms only: then the wide form runs), and within
+    1e-15 of the largest term for the wide form."""
+    import math
+
+    from sqlmetrics.templates import environment
+
+    double = {"duckdb": "DOUBLE", "spark": "DOUBLE", "postgres": "DOUBLE PRECISION"}[dialect]
+    template = ("{% import 'exact_sum.sql.j2' as sums with context %}"
+                "{{ sums.exact_sum('x', 1, rounding=rounding) }}")
+    for values in CANCELLING_SUMS:
+        rows = ", ".join(f"(CAST('{v!r}' AS {double}))" for v in values)
+        for form, rounding in (("fast", False), ("fast", True), ("wide", False)):
+            text = environment().from_string(template).render(
+                dialect=dialect, exact_sums=form, rounding=rounding
+            )
+            got, want = scalar(f"SELECT {text} AS s FROM (VALUES {rows}) AS t(x)"), math.fsum(values)
+            if form == "wide":
+                assert abs(got - want) <= 1e-15 * max(abs(v) for v in values), (values, form, got, want)
+            else:  # exact terms give the exact sum; the last case's rounded terms cancel: NaN
+                exact_terms = values is not CANCELLING_SUMS[-1]
+                assert got == want or (math.isnan(got) and not exact_terms), (values, form, rounding, got)
+
+
 def check_exact_sums(con) -> None:
     """Sums over the whole range of finite doubles on `con` (tests/test_exact_sums.py on
     DuckDB): grades from 1e-150 to 1e150 (PostgreSQL fails a division that underflows: ndcg

@@ -18,6 +18,7 @@ from cross_engine import (
     check_beyond_accuracy_errors,
     check_beyond_accuracy_units,
     check_engine,
+    check_exact_sum_forms,
     check_exact_sums,
     check_graded_actions_and_rank,
     check_trec_measures,
@@ -204,6 +205,10 @@ def test_beyond_accuracy_matches_duckdb(pg):
 
 def test_exact_sums_over_the_whole_double_range(pg):
     check_exact_sums(pg)
+
+
+def test_exact_sum_forms_with_cancelling_terms(pg):
+    check_exact_sum_forms(lambda sql: query(pg, sql)[0][0], "postgres")
 
 
 def test_beyond_accuracy_units_match_duckdb(pg):

@@ -23,6 +23,7 @@ from cross_engine import (
     check_beyond_accuracy_errors,
     check_beyond_accuracy_units,
     check_engine,
+    check_exact_sum_forms,
     check_exact_sums,
     check_graded_actions_and_rank,
     check_trec_measures,
@@ -164,6 +165,10 @@ def test_beyond_accuracy_matches_duckdb(spark):
 
 def test_exact_sums_over_the_whole_double_range(spark):
     check_exact_sums(spark)
+
+
+def test_exact_sum_forms_with_cancelling_terms(spark):
+    check_exact_sum_forms(lambda sql: spark.sql(sql).collect()[0][0], "spark")
 
 
 def test_beyond_accuracy_units_match_duckdb(spark):
