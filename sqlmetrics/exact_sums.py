@@ -2,9 +2,10 @@
 site, gives NaN for a group whose terms fall outside its window; the statement then runs again
 in the wide form, whose scale follows each group's largest term. Ordinary data runs once.
 
-The per-user sums' terms are computed once per row, in a CTE of their own (SumTerms): the
-fast form reads its term several times, and a statement that spelled each term out each time
-would be several times longer, and slower to plan and to run.
+The terms of the per-user sums and of the means are computed once per row, in subqueries of
+their own (SumTerms, with_terms in sql/exact_sum.sql.j2): the fast form reads a term several
+times, and a statement that spelled each term out each time would be several times longer,
+and slower to plan and to run.
 
 >>> import pyarrow as pa
 >>> calls = []
@@ -43,8 +44,8 @@ def with_exact_sums(run: Callable[[str], pa.Table]) -> pa.Table:
 class SumTerms:
     """The terms of the exact sums of one aggregate, collected while evaluate.sql.j2 renders
     it: between open() and close(), exact_sum(term, bound) reads the columns numbered
-    column(term, bound) of the per_user_terms CTE (the same term and bound, the same columns),
-    instead of the term itself.
+    column(term, bound) that with_terms() adds to the aggregate's input (the same term and
+    bound, the same columns), instead of the term itself.
 
     >>> terms = SumTerms()
     >>> terms.open(), terms.column("_gain * 2", 26), terms.column("_p", 1), terms.column("_gain * 2", 26)
