@@ -236,11 +236,12 @@ def test_command_line_dialect(tmp_path, capsys):
     sqlglot.parse_one(out, read="bigquery")
 
 
-def render_scaled_integer(dialect: str) -> str:
+def render_block(dialect: str, block: str) -> str:
+    """The dialect's building block `block` applied to '§'."""
     from sqlmetrics.templates import environment
 
-    text = "{% import 'dialects/' ~ dialect ~ '.sql.j2' as d %}{{ d.scaled_integer('§') }}"
-    return environment().from_string(text).render(dialect=dialect)
+    text = "{% import 'dialects/' ~ dialect ~ '.sql.j2' as d %}{{ d[block]('§') }}"
+    return environment().from_string(text).render(dialect=dialect, block=block)
 
 
 def test_every_engine_renders_the_same_formula(con):
@@ -249,17 +250,20 @@ def test_every_engine_renders_the_same_formula(con):
     metrics = ["ndcg@10", "map@10", "recall@10", "precision@10", "mrr@10"]
 
     def per_user(text: str, dialect: str) -> str:
-        # the exact sums read columns of their terms; the one building block in them that
-        # engines spell differently (the wide integer of a scaled term) is written
-        # scaled_integer(v) here
-        parts = [re.escape(part) for part in render_scaled_integer(dialect).split("§")]
-        pattern = parts[0] + "(_v[0-9]+)" + r"\1".join(parts[1:])
+        # the exact sums read columns of their terms; the building blocks in them that engines
+        # spell differently (the wide integer of a scaled term, and its sum as a double) are
+        # written scaled_integer(v) and int_to_double(sum(s)) here
         text = text[text.index("per_user AS (") : text.index("GROUP BY _user, _relevant_count")]
-        return re.sub(pattern, r"scaled_integer(\1)", text)
+        for block, argument in (("scaled_integer", r"_v[0-9]+"), ("int_to_double", r"sum\(_s[0-9]+\)")):
+            parts = [re.escape(part) for part in render_block(dialect, block).split("§")]
+            pattern = parts[0] + f"({argument})" + r"\1".join(parts[1:])
+            text = re.sub(pattern, block + r"(\1)", text)
+        return text
 
     duck = per_user(sqlmetrics.sql(con, "recs", metrics, truth="truth"), "duckdb")
     spark = per_user(sqlmetrics.sql(con, "recs", metrics, truth="truth", dialect="spark"), "spark")
-    assert "sum(_s0)" in duck and "scaled_integer(_v0)" in duck and "list_transform" not in duck
+    assert "int_to_double(sum(_s0))" in duck and "scaled_integer(_v0)" in duck
+    assert "list_transform" not in duck
     assert duck.replace("`", '"') == spark.replace("`", '"')
     assert "-- ndcg@10 = dcg@k / idcg@k" in duck
 
