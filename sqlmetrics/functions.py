@@ -92,7 +92,7 @@ _BEYOND_EXAMPLES = {
     of the 5 history rows, a has 2, b and c one each: (2 * log2(5/2) + 2 * log2(5)) / 4:
 
     >>> sqlmetrics.novelty(con, recs, k=2, history=history).to_pylist()
-    [{'users': 2, 'novelty@2': 1.8219280948873624}]
+    [{'users': 2, 'novelty@2': 1.8219280948873622}]
 """,
     "popularity": """
     a has 2 history users, b and c one each: both lists average 1.5:
