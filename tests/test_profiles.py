@@ -19,7 +19,6 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from engines import unavailable
 
 import sqlmetrics
 from sqlmetrics import ConventionError
@@ -223,7 +222,7 @@ def test_metrics_under_different_conventions_render_for_every_dialect(dialect):
 def _peer_python(variable: str, tool: str) -> str:
     python = os.environ.get(variable)
     if not python:
-        unavailable(
+        pytest.skip(
             f"{tool} is not installed here: set {variable} to a Python that has it "
             "(it cannot share this venv; see docs/testing.md)"
         )
