@@ -316,25 +316,32 @@ def check_exact_sum_forms(scalar, dialect: str) -> None:
                 assert got == want or (math.isnan(got) and not exact_terms), (values, form, rounding, got)
 
 
+def graded_across(seed: int, users: int, items: int, top_score: int, share: float, exponent: float):
+    """recs of `items` items per user (integer scores 0..top_score, so ties) and truth with a
+    `share` of them graded 10^u, u uniform in +-exponent: grades across the double range."""
+    import random
+
+    rng = random.Random(seed)
+    recs, truth = [], []
+    for user in range(users):
+        for item in range(items):
+            recs.append((user, item, float(rng.randint(0, top_score))))
+            if rng.random() < share:
+                truth.append((user, item, 10.0 ** rng.uniform(-exponent, exponent)))
+    return (pa.Table.from_pylist([dict(zip(("user_id", "item_id", "score"), r, strict=True)) for r in recs]),
+            pa.Table.from_pylist([dict(zip(("user_id", "item_id", "relevance"), r, strict=True)) for r in truth]))
+
+
 def check_exact_sums(con) -> None:
     """Sums over the whole range of finite doubles on `con` (tests/test_exact_sums.py on
     DuckDB): grades from 1e-150 to 1e150 (PostgreSQL fails a division that underflows: ndcg
     of 1e-300 / 1e300) and exponential gains from grade 67 give DuckDB's
     numbers to 1e-15, per user and as means, and the same bits for shuffled rows."""
-    import random
 
-    rng = random.Random(5)
-    recs_rows, truth_rows = [], []
-    for user in range(40):
-        for item in range(6):
-            recs_rows.append((user, item, float(rng.randint(0, 3))))
-            if rng.random() < 0.7:
-                truth_rows.append((user, item, 10.0 ** rng.uniform(-150, 150)))
     def table(names, rows):
         return pa.table({name: [row[i] for row in rows] for i, name in enumerate(names)})
 
-    recs = table(["user_id", "item_id", "score"], recs_rows)
-    truth = table(["user_id", "item_id", "relevance"], truth_rows)
+    recs, truth = graded_across(5, users=40, items=6, top_score=3, share=0.7, exponent=150)
     metrics = ["ndcg@3", "dcg@3", "idcg@3", "cg@6", "map@6"]
     for per_user in (False, True):
         options = dict(truth=truth, threshold=1e-300, per_user=per_user)

@@ -13,7 +13,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
-from cross_engine import check_exact_sum_forms
+from cross_engine import check_exact_sum_forms, graded_across
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import ndcg_score
@@ -174,17 +174,7 @@ def test_sum_edges():
 
 def wide_data(seed: int) -> tuple[pa.Table, pa.Table]:
     """300 users of 8 items, grades across the whole double range."""
-    rng = random.Random(seed)
-    recs, truth = [], []
-    for user in range(300):
-        for item in range(8):
-            recs.append((user, item, float(rng.randint(0, 4))))
-            if rng.random() < 0.6:
-                truth.append((user, item, 10.0 ** rng.uniform(-300, 300)))
-    def table(names: list[str], rows: list[tuple]) -> pa.Table:
-        return pa.table({name: [row[i] for row in rows] for i, name in enumerate(names)})
-
-    return table(["user_id", "item_id", "score"], recs), table(["user_id", "item_id", "relevance"], truth)
+    return graded_across(seed, users=300, items=8, top_score=4, share=0.6, exponent=300)
 
 
 METRICS = ["ndcg@5", "dcg@5", "idcg@5", "cg@8", "map@5", "mrr@8"]
