@@ -328,8 +328,10 @@ def graded_across(seed: int, users: int, items: int, top_score: int, share: floa
             recs.append((user, item, float(rng.randint(0, top_score))))
             if rng.random() < share:
                 truth.append((user, item, 10.0 ** rng.uniform(-exponent, exponent)))
-    return (pa.Table.from_pylist([dict(zip(("user_id", "item_id", "score"), r, strict=True)) for r in recs]),
-            pa.Table.from_pylist([dict(zip(("user_id", "item_id", "relevance"), r, strict=True)) for r in truth]))
+    def table(names: tuple[str, ...], rows: list[tuple]) -> pa.Table:
+        return pa.Table.from_pylist([dict(zip(names, row, strict=True)) for row in rows])
+
+    return table(("user_id", "item_id", "score"), recs), table(("user_id", "item_id", "relevance"), truth)
 
 
 def check_exact_sums(con) -> None:
