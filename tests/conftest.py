@@ -1,6 +1,15 @@
+import os
+
 import duckdb
 import pytest
 from engines import postgres_server, spark_session, unavailable
+
+
+def pytest_xdist_auto_num_workers(config):
+    """-n auto (pyproject.toml): a worker per core, at most 4. Each worker that meets a Spark or
+    PostgreSQL test starts its own (a JVM of up to 1 GB, a server), and the Spark tests' time
+    is mostly their driver's, one core each."""
+    return max(1, min(os.cpu_count() or 1, 4))
 
 
 @pytest.fixture

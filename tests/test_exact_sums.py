@@ -291,7 +291,8 @@ def ordinary_data() -> tuple[pa.Table, pa.Table, pa.Table, pa.Table]:
 
 def test_ordinary_data_runs_once(monkeypatch):
     """Grades 0-5, exponential gains, tied scores, beyond-accuracy metrics with a history and
-    item features, compare() and confidence=: every statement runs once, in the fast form."""
+    item features, personalization over lists of different lengths, compare() and confidence=:
+    every statement runs once, in the fast form."""
     forms = recording_forms(monkeypatch)
     recs, truth, history, features = ordinary_data()
     ranking = ["ndcg@10", "dcg@10", "idcg@10", "cg@5", "map@20", "mrr@20", "arhr@20", "recall@10",
@@ -305,6 +306,12 @@ def test_ordinary_data_runs_once(monkeypatch):
               "catalog_coverage@10", "gini@10", "fcp"]
     sqlmetrics.evaluate(CON, recs, beyond, truth=truth, history=history, by="model")
     sqlmetrics.evaluate(CON, recs, ["diversity@10"], item_features=features, by="model")
+    # personalization over lists of 1 to 5 from a long tail: most items in one list only
+    rng = random.Random(5)
+    tail = pa.Table.from_pylist([{"user_id": user, "item_id": item, "score": rng.random()}
+                                 for user in range(300)
+                                 for item in rng.sample(range(5000), rng.randint(1, 5))])
+    sqlmetrics.evaluate(CON, tail, ["personalization@3", "personalization@5"])
     sqlmetrics.evaluate(CON, recs, ["ndcg@10", "dcg@10"], truth=truth, by="model", confidence=0.95)
     sqlmetrics.evaluate(CON, recs, ["ndcg@10", "map@10"], truth=truth, by="model", partitions=3)
     for test in ("t", "wilcoxon", "randomization", "bootstrap"):
