@@ -126,3 +126,24 @@ def spark_session():
     finally:
         spark.stop()
         shutil.rmtree(warehouse, ignore_errors=True)
+
+
+def logged_plans(con, uri: str, action) -> str:
+    """The plans (EXPLAIN VERBOSE, by auto_explain) of every statement `action()` runs on the
+    ADBC connection `con` to the server of postgres_server() at `uri`, read from its log:
+    ADBC runs a query inside COPY, where EXPLAIN cannot go."""
+    log = os.path.join(uri.split("host=")[1].split("&")[0], "server.log")
+    with con.cursor() as cur:
+        for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
+                        "SET auto_explain.log_verbose = on"):
+            cur.execute(setting)
+    start = os.path.getsize(log)
+    try:
+        action()
+    finally:
+        with con.cursor() as cur:
+            cur.execute("SET auto_explain.log_min_duration = -1")
+        con.commit()
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        return f.read()

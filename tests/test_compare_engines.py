@@ -8,6 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 import scipy.stats
+from engines import logged_plans
 
 import sqlmetrics
 from tests.test_compare import METRICS, make_data
@@ -84,26 +85,10 @@ def test_postgres_computes_each_replicate_hash_once_per_row(pg, pg_uri, test):
     """PostgreSQL substitutes a subquery's expressions into the query above: the hash's five
     steps, each reading the one before two or three times, became one expression that
     computed the first step dozens of times per row (the bootstrap of 70 users took 76 s).
-    In the plans (auto_explain's, in the test server's log: tests/engines.py), each
-    multiplication of fmix32 appears a few times per expression at most."""
-    import os
-
-    log = os.path.join(pg_uri.split("host=")[1].split("&")[0], "server.log")
-    with pg.cursor() as cur:
-        for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
-                        "SET auto_explain.log_verbose = on"):
-            cur.execute(setting)
-    start = os.path.getsize(log)
-    try:
-        recs, truth = make_data(20, seed=3)
-        sqlmetrics.compare(pg, recs, METRICS, truth=truth, by="model", baseline="A", test=test, replicates=64)
-    finally:
-        with pg.cursor() as cur:
-            cur.execute("SET auto_explain.log_min_duration = -1")
-        pg.commit()
-    with open(log, encoding="utf-8", errors="replace") as f:
-        f.seek(start)
-        plans = f.read()
+    In the plans, each multiplication of fmix32 appears a few times per expression at most."""
+    recs, truth = make_data(20, seed=3)
+    plans = logged_plans(pg, pg_uri, lambda: sqlmetrics.compare(
+        pg, recs, METRICS, truth=truth, by="model", baseline="A", test=test, replicates=64))
     # 3266489909 = 49842 * 65536 + 44597: fmix32's second product, split in 16-bit halves
     worst = max(line.count("* 49842") for line in plans.splitlines())
     assert 1 <= worst <= 3, worst
