@@ -57,6 +57,7 @@ def _prepare(
     ap_denominator: str | None,
     duplicates: str | None,
     truth_duplicates: str | None = None,
+    short_lists: str | None = None,
     profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
@@ -70,7 +71,7 @@ def _prepare(
     explicit = {
         "ties": ties, "threshold": threshold, "gain": gain, "empty": empty, "missing": missing,
         "ap_denominator": ap_denominator, "duplicates": duplicates,
-        "truth_duplicates": truth_duplicates,
+        "truth_duplicates": truth_duplicates, "short_lists": short_lists,
     }  # fmt: skip
     # the metrics that share their conventions, in the order requested (one group unless a
     # profile gives a metric conventions of its own: Microsoft Recommenders' ndcg)
@@ -148,6 +149,7 @@ def evaluate(
     ap_denominator: str | None = None,
     duplicates: str | None = None,
     truth_duplicates: str | None = None,
+    short_lists: str | None = None,
     profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
@@ -225,6 +227,7 @@ def evaluate(
             ap_denominator=ap_denominator,
             duplicates=duplicates,
             truth_duplicates=truth_duplicates,
+            short_lists=short_lists,
             profile=profile,
             history=history,
             catalog=catalog,

@@ -156,7 +156,8 @@ CONFIG (TOML; relative paths are relative to the working directory):
   add_to_cart = 2
   view = 1
   [conventions]                         # optional: profile, ties, threshold, gain, empty,
-  missing = "skip"                      #   missing, ap_denominator, duplicates, truth_duplicates
+  missing = "skip"                      #   missing, ap_denominator, short_lists, duplicates,
+                                        #   truth_duplicates
   [compare]                             # optional: each period, every model against a baseline
   baseline = "A"                        #   (test, confidence, correction = "holm" or "none",
                                         #   replicates, seed, within, results_table)
@@ -263,6 +264,8 @@ _CONVENTION_HELP = {
     "empty": "users with truth but nothing relevant: scored by the formulas, or left out",
     "missing": "truth users absent from SOURCE: left out, or scored 0 (trec_eval -c)",
     "ap_denominator": "map@k divides by R, or by min(R, k)",
+    "short_lists": "a list shorter than k: padded with non-relevant items, or as Evidently "
+    "counts it (precision@k over min(k, N), the last item repeated in map@k and mar@k)",
     "duplicates": "check for duplicate (user, item) the pairs that reach the top k, or every row",
     "truth_duplicates": "several --truth rows of one (user, item), as in an event log: an error, "
     "the highest grade, or the sum of the grades",

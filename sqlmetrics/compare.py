@@ -66,6 +66,7 @@ def compare(
     ap_denominator: str | None = None,
     duplicates: str | None = None,
     truth_duplicates: str | None = None,
+    short_lists: str | None = None,
     profile: str | None = None,
     history: Input | None = None,
     catalog: Input | None = None,
@@ -125,8 +126,8 @@ def compare(
             item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
             threshold=threshold, gain=gain, empty=empty, missing=missing,
             ap_denominator=ap_denominator, duplicates=duplicates,
-            truth_duplicates=truth_duplicates, profile=profile, history=history,
-            catalog=catalog, item_features=item_features, features=features,
+            truth_duplicates=truth_duplicates, short_lists=short_lists, profile=profile,
+            history=history, catalog=catalog, item_features=item_features, features=features,
         )  # fmt: skip
         if template == GROUPED_TEMPLATE and partitions != 1:
             raise ConventionError(

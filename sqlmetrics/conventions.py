@@ -14,6 +14,7 @@ CHOICES = {
     "empty": ("zero", "skip", "no_gain"),
     "missing": ("skip", "zero"),
     "ap_denominator": ("relevant", "min_k"),
+    "short_lists": ("pad", "evidently"),
     "duplicates": ("top_k", "all"),
     "truth_duplicates": ("error", "max", "sum"),
 }
@@ -33,6 +34,10 @@ class Conventions:
       "no_gain" leaves out the users with no positive gain (ideal DCG 0, ndcg's 0/0).
     missing: truth users absent from the recommendations are left out ("skip") or scored 0.
     ap_denominator: map@k divides by R ("relevant") or by min(R, k) ("min_k").
+    short_lists: a list shorter than k: "pad" counts it as padded with non-relevant items
+      (precision@k divides by k; trec_eval and the others), "evidently" as Evidently's legacy
+      metrics do (precision@k and f1@k use min(k, N) for k; map@k and mar@k count the list's
+      last item again at each position from N + 1 to k).
     duplicates: which (user, item) pairs of the recommendations are checked for duplicates:
       "top_k" those that reach a user's evaluated list (the only ones that can change a number;
       free), "all" every row (one more hash aggregation over the whole input).
@@ -48,6 +53,7 @@ class Conventions:
     empty: str = "zero"
     missing: str = "skip"
     ap_denominator: str = "relevant"
+    short_lists: str = "pad"
     duplicates: str = "top_k"
     truth_duplicates: str = "error"
     gain_from_threshold: bool = False

@@ -332,6 +332,7 @@ def build_context(
         "empty": conventions.empty,
         "missing": conventions.missing,
         "ap_denominator": conventions.ap_denominator,
+        "short_lists": conventions.short_lists,
         "duplicates": conventions.duplicates,
         # several truth rows of one (user, item): refused, the highest grade, or their sum
         "truth_duplicates": conventions.truth_duplicates,
@@ -355,6 +356,12 @@ def build_context(
         "reads": sorted(
             {r for m in ranking for r in m.definition.reads}
             | {r for m in ranking if m.k is None for r in m.definition.whole_list_reads}
+            | {
+                r
+                for m in ranking
+                if m.k is not None and conventions.short_lists != "pad"
+                for r in m.definition.short_list_reads
+            }
         ),
         "beyond": beyond_ctx,
     }

@@ -68,7 +68,11 @@ PROFILES: dict[str, Profile] = {
             "Spark MLlib's RankingMetrics and RankingEvaluator",
             {"gain": "binary", "ap_denominator": "min_k", "missing": "zero"},
         ),
-        Profile("evidently", "Evidently's recsys metrics", {"empty": "skip"}),
+        Profile(
+            "evidently",
+            "Evidently's legacy recsys metrics",
+            {"empty": "skip", "short_lists": "evidently"},
+        ),
     ]
 }
 

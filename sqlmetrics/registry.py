@@ -27,6 +27,8 @@ class MetricDefinition:
     # _retrieved), "judgments" (every truth row, of any grade: _judged, _nonrelevant)
     reads: tuple[str, ...] = ()
     whole_list_reads: tuple[str, ...] = ()  # ... and what it reads without @k only
+    # ... and with @k under short_lists="evidently" (it then reads the list's length N)
+    short_list_reads: tuple[str, ...] = ()
     # Beyond-accuracy metrics (sql/beyond/) only:
     beyond: bool = False  # True: not a macro over judged rows; its family template computes it
     per_user: bool = True  # False: a property of all lists together (per_user=True refuses it)
@@ -61,21 +63,40 @@ METRICS: dict[str, MetricDefinition] = {
         MetricDefinition("dcg", _GAIN, "sum_{i<=k} gain_i / log2(i+1)", bound=16),
         MetricDefinition("idcg", _GAIN, "dcg@k of the ideal list (truth gains sorted descending)", bound=16),
         MetricDefinition("ndcg", _GAIN, "dcg@k / idcg@k (0 when idcg@k = 0)"),
-        MetricDefinition("precision", _HITS, "hits@k / k", whole_list_reads=("retrieved",)),
+        MetricDefinition(
+            "precision",
+            _HITS,
+            "hits@k / k",
+            whole_list_reads=("retrieved",),
+            short_list_reads=("retrieved",),
+        ),
         MetricDefinition("recall", _HITS, "hits@k / R"),
         MetricDefinition(
             "f1",
             _HITS,
             "2 precision@k recall@k / (precision@k + recall@k); the whole list: set_F",
             whole_list_reads=("retrieved",),
+            short_list_reads=("retrieved",),
         ),
         MetricDefinition("hit_rate", _HITS, "1 if hits@k > 0 else 0"),
         MetricDefinition(
             "mrr", _RR, "1 / position of the first hit (0 if none)", tie_averaged=False
         ),
         MetricDefinition("arhr", _RR, "sum over hits of 1 / position", bound=6),
-        MetricDefinition("map", _AP, "(1/R) sum over hits at i of precision@i", tie_averaged=False),
-        MetricDefinition("mar", _AP, "(1/R) sum over hits at i of recall@i", tie_averaged=False),
+        MetricDefinition(
+            "map",
+            _AP,
+            "(1/R) sum over hits at i of precision@i",
+            tie_averaged=False,
+            short_list_reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "mar",
+            _AP,
+            "(1/R) sum over hits at i of recall@i",
+            tie_averaged=False,
+            short_list_reads=("retrieved",),
+        ),
         MetricDefinition(
             "r_precision", _HITS, "hits in the top R / R", needs_cutoff=False, tie_averaged=False
         ),
@@ -98,6 +119,7 @@ METRICS: dict[str, MetricDefinition] = {
             tie_averaged=False,
             aggregate="geometric",
             bound=4,
+            short_list_reads=("retrieved",),
         ),
         MetricDefinition(
             "bpref",

@@ -1,8 +1,8 @@
 """Run Evidently's legacy recsys metrics on JSON from stdin; print their numbers as JSON.
 
 Run by tests/test_profiles.py in an interpreter that has `evidently` (0.7) and pandas < 3
-(SQLMETRICS_EVIDENTLY_PYTHON). Input: {"rows": [[user, item, score, target], ...], "k": k},
-Evidently's single frame of recommendations with their targets.
+(SQLMETRICS_EVIDENTLY_PYTHON). Input: {"rows": [[user, item, score, target], ...], "ks": [k, ...]},
+Evidently's single frame of recommendations with their targets; output: {k: {metric: value}}.
 """
 
 import json
@@ -16,20 +16,21 @@ def main() -> None:
     from evidently.legacy.report import Report
 
     data = json.load(sys.stdin)
-    k = data["k"]
     frame = pd.DataFrame(data["rows"], columns=["user_id", "item_id", "prediction", "target"])
     names = {"PrecisionTopKMetric": "precision", "RecallTopKMetric": "recall", "MAPKMetric": "map",
              "NDCGKMetric": "ndcg"}  # fmt: skip
-    metrics = [PrecisionTopKMetric(k=k), RecallTopKMetric(k=k), MAPKMetric(k=k), NDCGKMetric(k=k)]
-    report = Report(metrics=metrics)
     mapping = ColumnMapping(
         recommendations_type="score", target="target", prediction="prediction", item_id="item_id",
         user_id="user_id",
     )  # fmt: skip
-    report.run(reference_data=None, current_data=frame, column_mapping=mapping)
-    out = {names[m["metric"]]: float(m["result"]["current_value"]) for m in report.as_dict()["metrics"]}
+    out = {}
+    for k in data["ks"]:
+        metrics = [PrecisionTopKMetric(k=k), RecallTopKMetric(k=k), MAPKMetric(k=k), NDCGKMetric(k=k)]
+        report = Report(metrics=metrics)
+        report.run(reference_data=None, current_data=frame, column_mapping=mapping)
+        results = report.as_dict()["metrics"]
+        out[k] = {names[m["metric"]]: float(m["result"]["current_value"]) for m in results}
     json.dump(out, sys.stdout)
-
 
 if __name__ == "__main__":
     main()

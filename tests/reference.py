@@ -49,11 +49,14 @@ def metric(
     threshold: float = 1,
     gain: str = "linear",
     ap_denominator: str = "relevant",
+    short_lists: str = "pad",
 ) -> float:
     """One metric for one user.
 
     seen: the relevance grade of each item of the user's list, top first (0 if unjudged).
     truth_rels: the grades of ALL the user's truth rows (recommended or not).
+    short_lists="evidently": precision@k and f1@k over min(k, N); map@k and mar@k add the last
+    item again, with precision@N (recall@N), at each position N + 1 .. k (Evidently's).
     """
     name, k = parse(label)
     relevant = [r >= threshold for r in seen]
@@ -65,6 +68,9 @@ def metric(
     top_gains = [gain_of(r, gain) for r in seen[:k]]
     hits = [i for i, is_rel in enumerate(relevant[:k], start=1) if is_rel]  # hit positions
     ideal = sorted((gain_of(r, gain) for r in truth_rels), reverse=True)[:k]
+    shown = min(k, len(seen)) if short_lists == "evidently" else k  # precision@k's k
+    # Evidently's repeats of the last item past the list's end (k - N of them, if it is a hit)
+    repeats = max(k - len(seen), 0) if short_lists == "evidently" and seen and relevant[-1] else 0
 
     if name == "cg":
         return sum(top_gains)
@@ -76,11 +82,11 @@ def metric(
         idcg = dcg_of(ideal)
         return dcg_of(top_gains) / idcg if idcg > 0 else 0.0
     if name == "precision":
-        return len(hits) / k
+        return len(hits) / shown if shown else 0.0
     if name == "recall":
         return len(hits) / R if R else 0.0
     if name == "f1":  # the harmonic mean of precision@k and recall@k
-        p, r = len(hits) / k, (len(hits) / R if R else 0.0)
+        p, r = (len(hits) / shown if shown else 0.0), (len(hits) / R if R else 0.0)
         return 2 * p * r / (p + r) if p + r else 0.0
     if name == "hit_rate":
         return 1.0 if hits else 0.0
@@ -91,10 +97,14 @@ def metric(
     if name == "map":
         denominator = R if ap_denominator == "relevant" else min(R, k)
         # the n-th hit, at position p, has precision@p = n / p
-        return sum(n / p for n, p in enumerate(hits, start=1)) / denominator if denominator else 0.0
+        total = sum(n / p for n, p in enumerate(hits, start=1))
+        total += repeats * len(hits) / len(seen) if repeats else 0.0
+        return total / denominator if denominator else 0.0
     if name == "mar":
         # the n-th hit has recall@p = n / R
-        return sum(n / R for n, _ in enumerate(hits, start=1)) / R if R else 0.0
+        if not R:
+            return 0.0
+        return (sum(n / R for n, _ in enumerate(hits, start=1)) + repeats * len(hits) / R) / R
     raise ValueError(f"unknown metric {label!r}")
 
 
@@ -130,9 +140,13 @@ def user_metrics(
     threshold: float = 1,
     gain: str = "linear",
     ap_denominator: str = "relevant",
+    short_lists: str = "pad",
 ) -> dict[str, float]:
     """Every requested metric for one user: scores {item: score}, judgments {item: rel}."""
-    options = {"threshold": threshold, "gain": gain, "ap_denominator": ap_denominator}
+    options = {
+        "threshold": threshold, "gain": gain, "ap_denominator": ap_denominator,
+        "short_lists": short_lists,
+    }  # fmt: skip
     truth_rels = list(judgments.values())
     if ties != "average":
         seen = [judgments.get(item, 0) for item in ranking(scores, ties)]
@@ -177,6 +191,7 @@ def evaluate(
     missing: str = "skip",
     ap_denominator: str = "relevant",
     truth_duplicates: str = "error",
+    short_lists: str = "pad",
 ) -> tuple[dict, dict]:
     """Evaluate like sqlmetrics.evaluate.
 
@@ -218,7 +233,7 @@ def evaluate(
     per_user = {
         key: user_metrics(
             scores, judged, metrics, ties=ties, threshold=threshold, gain=gain,
-            ap_denominator=ap_denominator,
+            ap_denominator=ap_denominator, short_lists=short_lists,
         )
         for key, (scores, judged) in evaluated.items()
     }

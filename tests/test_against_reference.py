@@ -32,6 +32,12 @@ CASES = [
     pytest.param({"missing": "zero"}, id="missing-zero"),
     pytest.param({"missing": "zero", "empty": "skip", "ties": "item_asc"}, id="missing-zero-empty-skip"),
     pytest.param({"ap_denominator": "min_k"}, id="ap-min_k"),
+    pytest.param({"short_lists": "evidently"}, id="short_lists-evidently"),
+    pytest.param({"short_lists": "evidently", "ties": "average"}, id="short_lists-evidently-average"),
+    pytest.param(
+        {"short_lists": "evidently", "ap_denominator": "min_k", "missing": "zero", "threshold": 2},
+        id="short_lists-evidently-min_k-missing-zero",
+    ),
     pytest.param({"threshold": 2}, id="threshold-2"),
     pytest.param({"threshold": 2, "empty": "skip", "ties": "trec_eval"}, id="threshold-2-empty-skip"),
 ]

@@ -274,29 +274,80 @@ def test_recommenders_profile_is_microsoft_recommenders(seed):
 @pytest.mark.parametrize("seed", SEEDS[:8])  # Evidently takes seconds to import
 def test_evidently_profile_is_evidently(seed):
     python = _peer_python("SQLMETRICS_EVIDENTLY_PYTHON", "Evidently")
-    # Evidently's single frame: each user's list with its target. Lists at least K long, sorted
-    # by score: Evidently's P@k divides by min(list length, k) and its MAP counts the last item
-    # again past a list's end (neither reproduced, docs/conventions.md)
-    recs, truth = random_data(seed, min_list=K)
+    # Evidently's single frame: each user's list with its target, sorted by score (its MAP reads
+    # the last row of the top k in the frame's order). Lists of 1 to 8 items at K = 3 and at
+    # a K beyond most lists: P@k divides by min(list length, k) and MAP repeats the last item
+    # past a list's end (short_lists="evidently")
+    recs, truth = random_data(seed)
     grades = {(u, i): g for u, i, g in truth}
     rows = [(u, i, s, grades.get((u, i), 0)) for u, i, s in sorted(recs, key=lambda row: (row[0], -row[2]))]
     if not any(row[3] > 0 for row in rows):  # Evidently fails on a frame without a relevant row
         rows[0] = (*rows[0][:3], 1)
+    # Evidently fails at a k beyond every list of a user with a relevant row
+    longest = max(sum(1 for row in rows if row[0] == user) for user in {r[0] for r in rows if r[3] > 0})
+    ks = sorted({K, longest})
     done = subprocess.run(
         [python, str(HERE / "evidently_run.py")],
-        input=json.dumps({"rows": rows, "k": K}), capture_output=True, text=True, check=False,
+        input=json.dumps({"rows": rows, "ks": ks}), capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     expected = json.loads(done.stdout)
     table = arrow("user_id,item_id,score,relevance", rows)
+    names = ("precision", "recall", "map", "ndcg")
     ours = sqlmetrics.evaluate(
-        duckdb.connect(),
-        table,
-        [f"precision@{K}", f"recall@{K}", f"map@{K}", f"ndcg@{K}"],
-        profile="evidently",
+        duckdb.connect(), table, [f"{name}@{k}" for k in ks for name in names], profile="evidently"
     ).to_pylist()[0]
-    for name in ("precision", "recall", "map", "ndcg"):
-        close(ours[f"{name}@{K}"], expected[name], (seed, name))
+    for k in ks:
+        for name in names:
+            close(ours[f"{name}@{k}"], expected[str(k)][name], (seed, k, name))
+
+
+def test_short_lists_evidently_by_hand():
+    """Evidently's reading of a list shorter than k, on the example of docs/conventions.md
+    (Evidently 0.7.23 gives P@5 0.35 and MAP@5 1.5 on it; the test above runs it)."""
+    second = [(2, item, 1 - n / 10, int(n == 0)) for n, item in enumerate("cdefg")]
+    rows = [(1, "a", 0.9, 0), (1, "b", 0.8, 1), *second]
+    table = arrow("user_id,item_id,score,relevance", rows)
+    con = duckdb.connect()
+    metrics = ["precision@5", "f1@5", "map@5", "mar@5", "recall@5", "ndcg@5", "map", "precision@1"]
+    users = sqlmetrics.evaluate(con, table, metrics, per_user=True, short_lists="evidently").to_pylist()
+    # user 1: [0, 1] at k = 5: P = 1/2; F1 = 2 * 1 / (2 + 1); AP = (1/2 + 3 * 1/2) / 1;
+    # AR = (1 + 3 * 1) / 1; no change without @k or where the list is long enough
+    assert users[0] == {"user_id": 1, "precision@5": 0.5, "f1@5": 2 / 3, "map@5": 2.0,
+                        "mar@5": 4.0, "recall@5": 1.0, "ndcg@5": 1 / math.log2(3), "map": 0.5,
+                        "precision@1": 0.0}  # fmt: skip
+    assert users[1] == {"user_id": 2, "precision@5": 0.2, "f1@5": 1 / 3, "map@5": 1.0, "mar@5": 1.0,
+                        "recall@5": 1.0, "ndcg@5": 1.0, "map": 1.0, "precision@1": 1.0}  # fmt: skip
+    [mean] = sqlmetrics.evaluate(con, table, ["precision@5", "map@5"], profile="evidently").to_pylist()
+    assert mean == {"users": 2, "precision@5": 0.35, "map@5": 1.5}
+    padded = sqlmetrics.evaluate(con, table, ["precision@5", "map@5"], profile="evidently", short_lists="pad")
+    assert padded.to_pylist() == [{"users": 2, "precision@5": 0.2, "map@5": 0.75}]
+    # an empty list (missing="zero"): 0, not a division by zero
+    truth = pa.table({"user_id": [3], "item_id": ["x"], "relevance": [1]})
+    recs = arrow("user_id,item_id,score", [row[:3] for row in rows])
+    [row] = sqlmetrics.evaluate(
+        con, recs, ["precision@5", "f1@5", "map@5"], truth=truth, missing="zero", short_lists="evidently"
+    ).to_pylist()
+    assert row == {"users": 1, "precision@5": 0.0, "f1@5": 0.0, "map@5": 0.0}
+
+
+def test_cli_and_report_short_lists(tmp_path, capsys):
+    rows = [(1, "a", 0.9, 0), (1, "b", 0.8, 1)]
+    import pyarrow.parquet as pq
+
+    pq.write_table(arrow("user_id,item_id,score,relevance", rows), tmp_path / "recs.parquet")
+    args = ["evaluate", str(tmp_path / "recs.parquet"), "--metrics", "precision@4,map@4", "--format", "json"]
+    assert main([*args, "--short-lists", "evidently"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"users": 1, "precision@4": 0.5, "map@4": 1.5}]
+    assert main([*args, "--short-lists", "short"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    base = {"name": "r", "warehouse": "w.duckdb", "recommendations": "recs", "time_column": "day",
+            "metrics": ["precision@10"]}  # fmt: skip
+    plain = config_from_dict(base)
+    # the default keeps the hash of the configs written before short_lists existed
+    assert config_from_dict({**base, "conventions": {"short_lists": "pad"}}).hash == plain.hash
+    evidently = config_from_dict({**base, "conventions": {"short_lists": "evidently"}})
+    assert evidently.hash != plain.hash and evidently.options()["short_lists"] == "evidently"
 
 
 # --- what a profile is ----------------------------------------------------------------------

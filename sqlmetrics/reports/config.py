@@ -14,8 +14,8 @@ results_table = "sqlmetrics_results"
 [columns]       # user, item, score, rank, relevance, action (as in sqlmetrics.evaluate);
                 # user = ["user_id", "session_id"]: one ranked list per (user, session)
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
-[conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, duplicates,
-                # truth_duplicates
+[conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, short_lists,
+                # duplicates, truth_duplicates
 [compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
                 # correction, replicates, seed, within, results_table: see CompareSection
 """
@@ -60,7 +60,7 @@ _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
 _CONVENTIONS = set(KEYWORDS)  # ties, threshold, gain, ...
 # conventions added after reports existed, with their defaults: they enter the hash only when
 # set otherwise, so that the periods of older configs are not all redone
-_LATER = {"truth_duplicates": "error"}
+_LATER = {"truth_duplicates": "error", "short_lists": "pad"}
 _PROFILE = "profile"  # [conventions] profile = "recommenders": another tool's conventions
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
 DEFAULT_COMPARISONS_TABLE = "sqlmetrics_comparisons"
