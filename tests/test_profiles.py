@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
+from peers import peer_python
 
 import sqlmetrics
 from sqlmetrics import ConventionError
@@ -219,19 +219,9 @@ def test_metrics_under_different_conventions_render_for_every_dialect(dialect):
 # --- Microsoft Recommenders -----------------------------------------------------------------
 
 
-def _peer_python(variable: str, tool: str) -> str:
-    python = os.environ.get(variable)
-    if not python:
-        pytest.skip(
-            f"{tool} is not installed here: set {variable} to a Python that has it "
-            "(it cannot share this venv; see docs/testing.md)"
-        )
-    return python
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_recommenders_profile_is_microsoft_recommenders(seed):
-    python = _peer_python("SQLMETRICS_RECOMMENDERS_PYTHON", "Microsoft Recommenders (pandas < 3)")
+    python = peer_python("SQLMETRICS_RECOMMENDERS_PYTHON", "Microsoft Recommenders (pandas < 3)")
     recs, truth = random_data(seed)
     ordered = sorted(recs, key=lambda row: (row[0], -row[2]))  # what Recommenders' `map` expects
     payload = json.dumps({"truth": truth, "pred": ordered, "k": K})
@@ -273,7 +263,7 @@ def test_recommenders_profile_is_microsoft_recommenders(seed):
 
 @pytest.mark.parametrize("seed", SEEDS[:8])  # Evidently takes seconds to import
 def test_evidently_profile_is_evidently(seed):
-    python = _peer_python("SQLMETRICS_EVIDENTLY_PYTHON", "Evidently")
+    python = peer_python("SQLMETRICS_EVIDENTLY_PYTHON", "Evidently")
     # Evidently's single frame: each user's list with its target, sorted by score (its MAP reads
     # the last row of the top k in the frame's order). Lists of 1 to 8 items at K = 3 and at
     # a K beyond most lists: P@k divides by min(list length, k) and MAP repeats the last item
