@@ -24,6 +24,7 @@ class RequestedMetric:
     k: int | None  # None: no cutoff, the whole list
     # conventions of this metric alone, from a peer's name ("P(rel=2)@5": threshold 2)
     overrides: peer_names.Overrides = ()
+    param: float | None = None  # the metric's number from a peer's name (set_F's beta)
 
     @property
     def name(self) -> str:
@@ -109,7 +110,7 @@ def parse_metrics(metrics: str | list[str] | tuple[str, ...]) -> list[RequestedM
     parsed = [m for label in labels for m in _parse_any(label)]
     seen: dict[tuple, str] = {}
     for m in parsed:
-        key = (m.name, m.k, m.overrides)
+        key = (m.name, m.k, m.overrides, m.param)
         if key in seen:
             raise UnknownMetricError(f"{m.label!r} is requested twice (also as {seen[key]!r})")
         seen[key] = m.label
@@ -141,7 +142,9 @@ def _parse_any(label: object) -> list[RequestedMetric]:
             if peer.canonical == label:
                 raise
             raise type(exc)(f"{label!r} is {_of(peer.peer)} {peer.canonical!r}, but: {exc}") from None
-        found.append(RequestedMetric(peer.label, own.definition, own.k, peer.overrides))
+        if peer.param is not None and not own.definition.parameter:
+            raise UnknownMetricError(f"{label!r}: {own.name} takes no parameter")
+        found.append(RequestedMetric(peer.label, own.definition, own.k, peer.overrides, peer.param))
     if not found:
         raise UnknownMetricError(f"none of the measures of trec_eval's {label!r} is in sqlmetrics")
     return found

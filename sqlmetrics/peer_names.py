@@ -5,7 +5,7 @@ with which conventions, under which output label; it never looks at the registry
 maps the same way whether or not this version has the metric (metric_names.py checks that).
 
 >>> resolve("P_10").names
-(PeerName(label='P_10', canonical='precision@10', overrides=(), peer='trec_eval'),)
+(PeerName(label='P_10', canonical='precision@10', overrides=(), peer='trec_eval', param=None),)
 >>> resolve("ndcg_burges@10-l2").names[0].overrides
 (('threshold', 2), ('gain', 'exponential'), ('gain_from_threshold', True))
 >>> [n.label for n in resolve("P.20,5").names]
@@ -14,6 +14,7 @@ maps the same way whether or not this version has the metric (metric_names.py ch
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ class PeerName:
     canonical: str | None  # the sqlmetrics name ("precision@10"); None: no equivalent
     overrides: Overrides = ()  # conventions of this metric alone: threshold, gain, ...
     peer: str = "trec_eval"
+    param: float | None = None  # the metric's number (set_F's beta; registry.py's `parameter`)
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,21 @@ TREC_GROUPS: dict[str, tuple[str, ...]] = {
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),  # fmt: skip
 }
+# measures with one float parameter that sqlmetrics takes: set_F.0.5 (its beta, default 1)
+_TREC_FLOAT_PARAMETER = frozenset({"set_F"})
 _TREC_CUT = re.compile(r"^([A-Za-z_]+?)_([0-9]+|[0-9]\.[0-9]{2})$")
 _ATOL = re.compile(r"^\s*([+-]?[0-9]+)")
+
+
+def _float_parameter(name: str, text: str) -> float:
+    """The one parameter of `name` (set_F's beta): a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise UnknownMetricError(f"{name}: the parameter is one number >= 0 (beta), got {text!r}")
+    return value
 
 
 def _level(value: float) -> str:
@@ -150,6 +165,9 @@ def _trec(name: str, in_group: bool = False) -> Resolved | None:
         if cuts is not None and (base != "recall" or dot or in_group):
             members = [_trec_member(base, v) for v in _trec_cutoffs(base, params if dot else None)]
             return Resolved(tuple(members), group=True)
+        if dot and base in _TREC_FLOAT_PARAMETER:
+            # trec_eval prints the measure as name_params, the parameters as typed
+            return Resolved((PeerName(f"{base}_{params}", template, param=_float_parameter(name, params)),))
         if dot:
             raise UnknownMetricError(f"trec_eval's {base} takes no parameters here: write {base!r}")
         if cuts is not None:  # `recall`: sqlmetrics' recall of the whole list
@@ -226,8 +244,7 @@ def _ir(name: str) -> Resolved | None:
             raise UnknownMetricError(f"{name}: dcg= is 'log2' or 'exp-log2' here, got {dcg!r}")
         if dcg == "exp-log2":
             overrides.append(("gain", "exponential"))
-    if measure == "SetF" and params.get("beta") in ("1", "1.0"):
-        params.pop("beta")
+    beta = _float_parameter(name, params.pop("beta")) if measure == "SetF" and "beta" in params else None
     if params:
         raise UnknownMetricError(
             f"{name}: sqlmetrics has no equivalent of ir_measures' {measure} with "
@@ -246,7 +263,7 @@ def _ir(name: str) -> Resolved | None:
         canonical = cut.format(k=int(cutoff))
     if canonical is None:
         raise UnknownMetricError(f"{name}: ir_measures' {measure} needs a cutoff, e.g. {measure}@10")
-    return Resolved((PeerName(name, canonical, tuple(overrides), "ir_measures"),))
+    return Resolved((PeerName(name, canonical, tuple(overrides), "ir_measures", beta),))
 
 
 # --- ranx --------------------------------------------------------------------------------------
@@ -295,8 +312,11 @@ def resolve(name: str) -> Resolved | None:
     """What a peer's metric name means here, or None if no peer has it. trec_eval's names come
     first (case-sensitive), then ir_measures' (case-sensitive), then ranx's.
 
-    >>> resolve("P(rel=2)@5").names[0]
-    PeerName(label='P(rel=2)@5', canonical='precision@5', overrides=(('threshold', 2),), peer='ir_measures')
+    >>> name = resolve("P(rel=2)@5").names[0]
+    >>> name.label, name.canonical, name.overrides, name.peer
+    ('P(rel=2)@5', 'precision@5', (('threshold', 2),), 'ir_measures')
+    >>> resolve("set_F.0.5").names[0].param, resolve("SetF(beta=0.5)").names[0].param
+    (0.5, 0.5)
     >>> resolve("no_such_name") is None
     True
     """
@@ -331,4 +351,7 @@ def trec_position(label: str) -> tuple[int, float] | None:
     match = _TREC_CUT.match(label)
     if match and match.group(1) in order and _TREC[match.group(1)][1] is not None:
         return order[match.group(1)], float(match.group(2))
+    base, underscore, _ = label.rpartition("_")
+    if underscore and base in _TREC_FLOAT_PARAMETER:  # set_F_0.5
+        return order[base], 0.0
     return None

@@ -345,6 +345,8 @@ def build_context(
                 "name": m.name,  # the registry's name, shown in sql()
                 "macro": m.definition.macro,
                 "k": m.k,  # None: the whole list
+                # its number (set_F's beta): a finite float, validated, as a SQL literal
+                "param": None if m.param is None else repr(float(m.param)),
                 "column": quote_identifier(m.label),
                 "formula": m.definition.formula,  # shown beside the column in sql()
                 "aggregate": m.definition.aggregate,  # mean, sum or geometric (registry.py)

@@ -17,6 +17,9 @@ class MetricDefinition:
     # False: never a cutoff (r_precision, bpref)
     tie_averaged: bool = True  # True: defined under ties="average"
     macro: str = ""  # the macro's name where the metric's is no identifier; "": the name
+    # the one number the metric takes from a peer's name, passed to its macro after k: "beta"
+    # (set_F: trec_eval's set_F.0.5, ir_measures' SetF(beta=0.5)); "": none
+    parameter: str = ""
     # how a group's value comes from its units' values: "mean"; "sum" (trec_eval's num_*);
     # "geometric" (gm_map: exp(mean(ln(max(value, 1e-5)))), trec_eval's floor)
     aggregate: str = "mean"
@@ -108,9 +111,10 @@ METRICS: dict[str, MetricDefinition] = {
         MetricDefinition(
             "set_F",
             _HITS,
-            "2 set_P set_recall / (set_P + set_recall) = 2 hits / (N + R)",
+            "(beta + 1) set_P set_recall / (beta set_P + set_recall) = (beta + 1) hits / (beta R + N)",
             needs_cutoff=False,
             reads=("retrieved",),
+            parameter="beta",
         ),
         MetricDefinition(
             "gm_map",

@@ -480,10 +480,10 @@ def check_beyond_accuracy_units(con) -> None:
 TREC_MEASURES = [
     "bpref", "gm_map", "gm_map@3", *(f"iprec_at_recall_{level / 10:.2f}" for level in range(11)),
     "11pt_avg", "num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F",
-    "success@2", "judged@2", "judged", "ndcg", "map", "recall", "mrr", "precision",
+    "set_F.0.5", "success@2", "judged@2", "judged", "ndcg", "map", "recall", "mrr", "precision",
 ]
 TREC_AVERAGED = ["num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F",
-                 "success@2", "judged@2", "judged", "ndcg", "recall", "precision"]
+                 "set_F.2", "success@2", "judged@2", "judged", "ndcg", "recall", "precision"]
 TREC_CASES = [{}, {"threshold": 2, "missing": "zero"}, {"ties": "average", "empty": "skip"}]
 
 

@@ -29,8 +29,9 @@ ALL_METRICS = metric_names([3, 10], "item_desc", True)
 AVERAGED = metric_names([3, 10], "average", False)
 # trec_eval's measures and the whole-list names (tests/test_trec_measures.py)
 TREC = ["bpref", "gm_map", "gm_map@3", "iprec_at_recall_0.30", "11pt_avg", "num_q", "num_ret",
-        "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F", "success@3", "judged@3", "judged",
-        "ndcg", "map", "recall", "mrr", "precision", "hit_rate", "cg", "dcg", "idcg", "arhr", "mar"]
+        "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F", "SetF(beta=0.5)", "success@3",
+        "judged@3", "judged", "ndcg", "map", "recall", "mrr", "precision", "hit_rate", "cg", "dcg",
+        "idcg", "arhr", "mar"]
 TREC_AVERAGED = ["num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F",
                  "success@3", "judged@3", "judged", "ndcg", "recall", "precision", "hit_rate"]
 

@@ -383,6 +383,56 @@ def test_no_interval_or_paired_test_of_a_sum_or_geometric_mean(name):
         sqlmetrics.compare(CON, recs, [name], by="model", baseline="x")
 
 
+BETAS = ("0", "0.5", "2.5")  # set_F's parameter, trec_eval's set_F.x (x not squared)
+
+
+@settings(FAST, max_examples=40)
+@given(data=eval_data(string_ids=True, grouped=False), threshold=st.sampled_from([1, 2]))
+def test_set_F_with_a_beta_matches_trec_eval(data, threshold):
+    """trec_eval's set_F.x = (x + 1) P R / (x P + R) per query and its mean, for x = 0 (set_P),
+    0.5 and 2.5; pytrec_eval keys each as "set_F", so one evaluator per beta."""
+    data = without_all_negative_queries(data)
+    run, qrels = trec_inputs(data)
+    options = dict(truth=data.truth_table(), threshold=threshold)
+    names = [f"set_F.{beta}" for beta in BETAS]
+    rows = sqlmetrics.evaluate(CON, data.recs_table(), names, per_user=True, **options).to_pylist()
+    actual = {str(row["user_id"]): row for row in rows}
+    for beta in BETAS:
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {f"set_F.{beta}"}, relevance_level=threshold)
+        expected = evaluator.evaluate(run)
+        assert set(actual) == set(expected)
+        wrong = {
+            qid: (actual[qid][f"set_F_{beta}"], values["set_F"])
+            for qid, values in expected.items()
+            if not close(actual[qid][f"set_F_{beta}"], values["set_F"])
+        }
+        assert not wrong, f"set_F.{beta}: (sqlmetrics, trec_eval) = {wrong}"
+    if rows:
+        (means,) = sqlmetrics.evaluate(CON, data.recs_table(), names[:1], **options).to_pylist()
+        set_p = [row["set_F_0"] for row in rows]
+        assert close(means["set_F_0"], math.fsum(set_p) / len(set_p))
+
+
+def test_set_F_names():
+    from sqlmetrics.metric_names import parse_metrics
+
+    [trec] = parse_metrics("set_F.0.5")
+    [ir] = parse_metrics("SetF(beta=0.5)")
+    assert (trec.label, trec.name, trec.param) == ("set_F_0.5", "set_F", 0.5)  # trec_eval's label
+    assert (ir.label, ir.name, ir.param) == ("SetF(beta=0.5)", "set_F", 0.5)
+    assert parse_metrics("set_F")[0].param is None
+    for bad in ("set_F.x", "set_F.-1", "set_F.nan", "SetF(beta=inf)", "set_F.0.5,2"):
+        with pytest.raises(sqlmetrics.UnknownMetricError, match="one number >= 0"):
+            parse_metrics(bad)
+    with pytest.raises(sqlmetrics.UnknownMetricError, match="requested twice"):
+        parse_metrics(["set_F.0.5", "SetF(beta=0.5)"])
+    from sqlmetrics.trec_output import ordered
+
+    # --format trec prints it where trec_eval prints set_F
+    labels = ["set_F_0.5", "ndcg", "set_P", "map", "P_5"]
+    assert ordered(labels) == ["map", "P_5", "ndcg", "set_P", "set_F_0.5"]
+
+
 @pytest.mark.parametrize(
     "label, name, k",
     [
