@@ -9,7 +9,7 @@ from numbers import Real
 from .errors import ConventionError
 
 CHOICES = {
-    "ties": ("item_desc", "trec_eval", "item_asc", "average"),
+    "ties": ("item_desc", "trec_eval", "item_asc", "average", "evidently"),
     "gain": ("linear", "exponential", "binary"),
     "empty": ("zero", "skip", "no_gain"),
     "missing": ("skip", "zero"),
@@ -25,7 +25,9 @@ ANY_TRUTH_ROW = "any"
 
 @dataclass(frozen=True)
 class Conventions:
-    """ties: order of items with equal scores (item_desc = trec_eval's order for text ids).
+    """ties: order of items with equal scores (item_desc = trec_eval's order for text ids);
+      "average" the expectation over their orders; "evidently" one shared position per tie
+      group, the floor of its mean position (pandas' average rank cut to an integer).
     threshold: the grade from which an item counts as relevant for binary metrics; "any": every
       truth row is relevant with grade 1, its grade not read (Microsoft Recommenders).
     gain: linear (rel), exponential (2^rel - 1) or binary (1 if relevant, else 0: Spark's

@@ -206,6 +206,14 @@ def build_context(
                 f"ties='average' (the expectation over all orders of tied items) is not defined here "
                 f"for {', '.join(refused)}; use ties='item_desc' (trec_eval) or drop those metrics"
             )
+    if conventions.ties == "evidently":
+        # a shared position leaves no i-th hit (map, mrr, ...) and no order within a list
+        refused = [m.label for m in metrics if not m.definition.tie_averaged or m.definition.beyond]
+        if refused:
+            raise ConventionError(
+                f"ties='evidently' (a tie group shares one position) is not defined for "
+                f"{', '.join(refused)}; use ties='item_desc' (trec_eval) or drop those metrics"
+            )
 
     _require_distinct_unit(unit, item, key)
     groups = []
@@ -286,12 +294,13 @@ def build_context(
         list_length = 1  # fcp alone: the lists are only read for the input checks
     else:
         list_length = None if any(k is None for k in cutoffs) else max(cutoffs)
-        if list_length is not None and list_length > WHOLE_LIST_FROM and conventions.ties != "average":
+        tie_groups = conventions.ties in ("average", "evidently")
+        if list_length is not None and list_length > WHOLE_LIST_FROM and not tie_groups:
             # DuckDB's top-n aggregates take n < 1,000,000: past this the whole sorted list
-            # is cheaper anyway (the metrics slice their own k from it); ties='average' keeps
-            # every item placed before list_length, with no top-n aggregate
+            # is cheaper anyway (the metrics slice their own k from it); ties='average' and
+            # 'evidently' keep every item placed before list_length, with no top-n aggregate
             list_length = None
-        if list_length is None and conventions.ties == "average":
+        if list_length is None and tie_groups:
             list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
         recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,

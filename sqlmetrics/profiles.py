@@ -21,6 +21,7 @@ from typing import Any
 
 from .conventions import ANY_TRUTH_ROW, Conventions
 from .errors import ConventionError
+from .registry import METRICS
 
 DEFAULT_PROFILE = "trec_eval"
 # the keywords of evaluate() that a profile sets; None (their default) means "the profile's"
@@ -51,6 +52,17 @@ def _recommenders_metric(metric: str, conventions: Mapping[str, Any]) -> Mapping
     return changes
 
 
+def _evidently_metric(metric: str, conventions: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Evidently ranks with pandas' average rank cut to an integer, so a tie group shares one
+    position (ties="evidently"), for the metrics that read positions only. Its MAP also reads
+    the last of the top k rows in the frame's own order, which no rule can know where scores
+    tie: map, mar, mrr and the others keep trec_eval's order (item id descending)."""
+    definition = METRICS[metric]
+    if definition.tie_averaged and not definition.beyond:
+        return {"ties": "evidently"}
+    return {}
+
+
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in [
@@ -72,6 +84,7 @@ PROFILES: dict[str, Profile] = {
             "evidently",
             "Evidently's legacy recsys metrics",
             {"empty": "skip", "short_lists": "evidently"},
+            _evidently_metric,
         ),
     ]
 }

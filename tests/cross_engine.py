@@ -23,6 +23,7 @@ CASES = [
     {"ties": "trec_eval"},
     {"ties": "average"},
     {"ties": "average", "gain": "exponential", "threshold": 2},
+    {"ties": "evidently", "short_lists": "evidently", "empty": "skip"},
     {"gain": "exponential"},
     {"empty": "skip"},
     {"missing": "zero"},
@@ -69,9 +70,10 @@ def case_id(conventions: dict) -> str:
 
 
 def metric_names(ks: list[int], ties: str, with_r_precision: bool) -> list[str]:
-    names = reference.TIE_AVERAGED if ties == "average" else reference.CUTOFF_METRICS
+    # ties 'average' and 'evidently' refuse the order statistics
+    names = reference.TIE_AVERAGED if ties in ("average", "evidently") else reference.CUTOFF_METRICS
     labels = [f"{name}@{k}" for name in names for k in ks]
-    if with_r_precision and ties != "average":
+    if with_r_precision and ties not in ("average", "evidently"):
         labels.append("r_precision")
     return labels
 

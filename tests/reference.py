@@ -50,11 +50,13 @@ def metric(
     gain: str = "linear",
     ap_denominator: str = "relevant",
     short_lists: str = "pad",
+    positions: list[int] | None = None,
 ) -> float:
     """One metric for one user.
 
     seen: the relevance grade of each item of the user's list, top first (0 if unjudged).
     truth_rels: the grades of ALL the user's truth rows (recommended or not).
+    positions: each seen item's position (default 1, 2, ...; ties="evidently" shares them).
     short_lists="evidently": precision@k and f1@k over min(k, N); map@k and mar@k add the last
     item again, with precision@N (recall@N), at each position N + 1 .. k (Evidently's).
     """
@@ -65,22 +67,23 @@ def metric(
     if name == "r_precision":
         return sum(relevant[:R]) / R if R else 0.0
 
-    top_gains = [gain_of(r, gain) for r in seen[:k]]
-    hits = [i for i, is_rel in enumerate(relevant[:k], start=1) if is_rel]  # hit positions
+    placed = list(zip(positions or range(1, len(seen) + 1), seen, strict=True))
+    top = [(p, r) for p, r in placed if k is None or p <= k]  # (position, grade) in the top k
+    hits = sorted(p for p, r in top if r >= threshold)  # hit positions
     ideal = sorted((gain_of(r, gain) for r in truth_rels), reverse=True)[:k]
     shown = min(k, len(seen)) if short_lists == "evidently" else k  # precision@k's k
     # Evidently's repeats of the last item past the list's end (k - N of them, if it is a hit)
     repeats = max(k - len(seen), 0) if short_lists == "evidently" and seen and relevant[-1] else 0
 
     if name == "cg":
-        return sum(top_gains)
+        return sum(gain_of(r, gain) for _, r in top)
     if name == "dcg":
-        return dcg_of(top_gains)
+        return sum(gain_of(r, gain) / math.log2(p + 1) for p, r in top)
     if name == "idcg":
         return dcg_of(ideal)
     if name == "ndcg":
         idcg = dcg_of(ideal)
-        return dcg_of(top_gains) / idcg if idcg > 0 else 0.0
+        return sum(gain_of(r, gain) / math.log2(p + 1) for p, r in top) / idcg if idcg > 0 else 0.0
     if name == "precision":
         return len(hits) / shown if shown else 0.0
     if name == "recall":
@@ -119,6 +122,17 @@ def ranking(scores: dict, ties: str) -> list:
     raise ValueError(f"not an exact tie order: {ties!r}")
 
 
+def evidently_positions(scores: dict) -> dict:
+    """ties="evidently": pandas' rank(ascending=False) (the mean of a tie group's positions)
+    cut to an integer, shared by the group."""
+    ranked = ranking(scores, "item_desc")
+    first = {}
+    for position, item in enumerate(ranked, start=1):
+        first.setdefault(scores[item], position)
+    size = {s: sum(1 for v in scores.values() if v == s) for s in first}
+    return {item: int((2 * first[scores[item]] + size[scores[item]] - 1) / 2) for item in scores}
+
+
 def all_orders(scores: dict) -> list[list]:
     """Every order of the items that respects the scores: tied items in any order."""
     groups = [
@@ -148,6 +162,14 @@ def user_metrics(
         "short_lists": short_lists,
     }  # fmt: skip
     truth_rels = list(judgments.values())
+    if ties == "evidently":
+        for m in metrics:
+            if parse(m)[0] not in TIE_AVERAGED:
+                raise ValueError(f"{m} is not defined under ties='evidently'")
+        at = evidently_positions(scores)
+        order = ranking(scores, "item_desc")
+        seen = [judgments.get(item, 0) for item in order]
+        return {m: metric(m, seen, truth_rels, positions=[at[i] for i in order], **options) for m in metrics}
     if ties != "average":
         seen = [judgments.get(item, 0) for item in ranking(scores, ties)]
         return {m: metric(m, seen, truth_rels, **options) for m in metrics}

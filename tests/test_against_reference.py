@@ -34,6 +34,8 @@ CASES = [
     pytest.param({"ap_denominator": "min_k"}, id="ap-min_k"),
     pytest.param({"short_lists": "evidently"}, id="short_lists-evidently"),
     pytest.param({"short_lists": "evidently", "ties": "average"}, id="short_lists-evidently-average"),
+    pytest.param({"ties": "evidently"}, id="ties-evidently"),
+    pytest.param({"ties": "evidently", "short_lists": "evidently", "empty": "skip"}, id="evidently-all"),
     pytest.param(
         {"short_lists": "evidently", "ap_denominator": "min_k", "missing": "zero", "threshold": 2},
         id="short_lists-evidently-min_k-missing-zero",
@@ -44,9 +46,10 @@ CASES = [
 
 
 def metric_names(ks: list[int], ties: str, with_r_precision: bool) -> list[str]:
-    names = reference.TIE_AVERAGED if ties == "average" else reference.CUTOFF_METRICS
+    # ties 'average' and 'evidently' refuse the order statistics
+    names = reference.TIE_AVERAGED if ties in ("average", "evidently") else reference.CUTOFF_METRICS
     labels = [f"{name}@{k}" for name in names for k in ks]
-    if with_r_precision and ties != "average":
+    if with_r_precision and ties not in ("average", "evidently"):
         labels.append("r_precision")  # no cutoff: the library sorts whole lists
     return labels
 
@@ -142,8 +145,22 @@ def test_tie_order_nine_versus_ten(ties, first):
     assert expected[None]["precision@1"] == 1.0
 
 
-@pytest.mark.parametrize("metric", ["mrr@3", "map@3", "mar@3", "r_precision"])
-def test_average_ties_refuse_order_statistics(metric):
+@pytest.mark.parametrize("ties", ["average", "evidently"])
+@pytest.mark.parametrize("metric", ["mrr@3", "map@3", "mar@3", "r_precision", "novelty@3"])
+def test_average_ties_refuse_order_statistics(metric, ties):
     recs = pa.table({"user_id": [1], "item_id": ["a"], "score": [1.0], "relevance": [1]})
-    with pytest.raises(sqlmetrics.ConventionError):
-        sqlmetrics.evaluate(CON, recs, ["ndcg@3", metric], ties="average")
+    with pytest.raises(sqlmetrics.ConventionError, match=f"ties='{ties}'.*{metric}"):
+        sqlmetrics.evaluate(CON, recs, ["ndcg@3", metric], ties=ties, history=recs)
+
+
+def test_evidently_ties_share_the_floor_of_the_mean_position():
+    """a > b = c = d > e: b, c, d take position floor((2 + 4) / 2) = 3; f = g take 1."""
+    recs = pa.table({"user_id": [1] * 5 + [2] * 2, "item_id": list("abcdefg"),
+                     "score": [0.9, 0.5, 0.5, 0.5, 0.1, 0.3, 0.3],
+                     "relevance": [0, 1, 0, 1, 1, 1, 0]})  # fmt: skip
+    metrics = ["precision@2", "precision@3", "hit_rate@1", "arhr@5", "dcg@5"]
+    rows = sqlmetrics.evaluate(CON, recs, metrics, ties="evidently", per_user=True).to_pylist()
+    assert rows[0] == {"user_id": 1, "precision@2": 0.0, "precision@3": 2 / 3, "hit_rate@1": 0.0,
+                       "arhr@5": 1 / 3 + 1 / 3 + 1 / 5, "dcg@5": 2 / 2 + 1 / math.log2(6)}  # fmt: skip
+    assert rows[1] == {"user_id": 2, "precision@2": 0.5, "precision@3": 1 / 3, "hit_rate@1": 1.0,
+                       "arhr@5": 1.0, "dcg@5": 1.0}  # fmt: skip

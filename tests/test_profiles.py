@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
+import reference
 from peers import peer_python
 
 import sqlmetrics
@@ -261,21 +262,30 @@ def test_recommenders_profile_is_microsoft_recommenders(seed):
 # --- Evidently ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", SEEDS[:8])  # Evidently takes seconds to import
-def test_evidently_profile_is_evidently(seed):
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct-scores", "score-ties"])
+@pytest.mark.parametrize("seed", SEEDS[:6])  # Evidently takes seconds to import
+def test_evidently_profile_is_evidently(seed, ties):
     python = peer_python("SQLMETRICS_EVIDENTLY_PYTHON", "Evidently")
     # Evidently's single frame: each user's list with its target, sorted by score (its MAP reads
     # the last row of the top k in the frame's order). Lists of 1 to 8 items at K = 3 and at
     # a K beyond most lists: P@k divides by min(list length, k) and MAP repeats the last item
-    # past a list's end (short_lists="evidently")
-    recs, truth = random_data(seed)
+    # past a list's end (short_lists="evidently"). With score ties, a tie group shares the floor
+    # of its mean position (ties="evidently"), whatever the order of its rows in the frame
+    # (item ascending here; sqlmetrics' own rule is item descending); Evidently's MAP then
+    # depends on that order, so it is left out
+    recs, truth = random_data(seed, ties=ties)
     grades = {(u, i): g for u, i, g in truth}
-    rows = [(u, i, s, grades.get((u, i), 0)) for u, i, s in sorted(recs, key=lambda row: (row[0], -row[2]))]
+    ordered = sorted(recs, key=lambda row: (row[0], -row[2], row[1]))
+    rows = [(u, i, s, grades.get((u, i), 0)) for u, i, s in ordered]
     if not any(row[3] > 0 for row in rows):  # Evidently fails on a frame without a relevant row
         rows[0] = (*rows[0][:3], 1)
-    # Evidently fails at a k beyond every list of a user with a relevant row
-    longest = max(sum(1 for row in rows if row[0] == user) for user in {r[0] for r in rows if r[3] > 0})
-    ks = sorted({K, longest})
+    # Evidently fails at a k beyond every position in the lists of users with a relevant row
+    clicked = {r[0] for r in rows if r[3] > 0}
+    last = max(
+        max(reference.evidently_positions({i: s for u, i, s, _ in rows if u == user}).values())
+        for user in clicked
+    )
+    ks = sorted({min(K, last), last})
     done = subprocess.run(
         [python, str(HERE / "evidently_run.py")],
         input=json.dumps({"rows": rows, "ks": ks}), capture_output=True, text=True, check=False,
@@ -283,7 +293,7 @@ def test_evidently_profile_is_evidently(seed):
     assert done.returncode == 0, done.stderr
     expected = json.loads(done.stdout)
     table = arrow("user_id,item_id,score,relevance", rows)
-    names = ("precision", "recall", "map", "ndcg")
+    names = ("precision", "recall", "ndcg") if ties else ("precision", "recall", "map", "ndcg")
     ours = sqlmetrics.evaluate(
         duckdb.connect(), table, [f"{name}@{k}" for k in ks for name in names], profile="evidently"
     ).to_pylist()[0]
