@@ -34,7 +34,7 @@ class Dialect:
     # doubled), and neither may hold a raw line break
     escaped_names: bool = False
     # BigQuery: a "." inside a quoted name is a path (`a.b` is field b of a), so no column can
-    # be named iprec_at_recall_0.50
+    # be named iprec_at_recall_0.50 (result_name() writes the metric's column with "_")
     dotted_names: bool = True
 
     @property
@@ -54,6 +54,16 @@ class Dialect:
         if self.escaped_names:
             return q + _backslash_escaped(name, q) + q
         return q + name.replace(q, q + q) + q
+
+    def result_name(self, label: str) -> str:
+        """The result column of a metric requested as `label`: the label as typed, except in a
+        dialect whose names cannot hold a "." (BigQuery), where each "." becomes "_"
+        (iprec_at_recall_0.50 -> iprec_at_recall_0_50, set_F_0.5 -> set_F_0_5).
+
+        >>> get("bigquery").result_name("iprec_at_recall_0.50"), get("spark").result_name("P.5")
+        ('iprec_at_recall_0_50', 'P.5')
+        """
+        return label if self.dotted_names else label.replace(".", "_")
 
     def quote_string(self, text: str) -> str:
         """Text as a string literal of this dialect."""

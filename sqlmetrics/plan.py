@@ -242,7 +242,8 @@ def build_context(
     # the unit's columns in the result (per_user=True), except those already there as by columns
     shown = [column for column in unit if column not in by_columns]
     _require_distinct_output(
-        by, by_columns, shown if per_user else ["users"], [m.label for m in metrics]
+        by, by_columns, shown if per_user else ["users"],
+        [sql_dialect.result_name(m.label) for m in metrics],
     )
 
     recs_ctx: dict[str, Any] = {
@@ -307,7 +308,8 @@ def build_context(
         quote_identifier,
     )
     if beyond_ctx is not None:
-        beyond_ctx["columns"] = [quote_identifier(m.label) for m in metrics]  # the order asked
+        # the order asked (result_name: BigQuery's column for a label with a ".")
+        beyond_ctx["columns"] = [quote_identifier(sql_dialect.result_name(m.label)) for m in metrics]
     return {
         "dialect": sql_dialect.name,  # the portable templates import sql/dialects/<dialect>.sql.j2
         "sum_terms": SumTerms(),  # per_user's exact sums' terms, once per row (exact_sums.py)
@@ -356,7 +358,7 @@ def build_context(
                 "k": m.k,  # None: the whole list
                 # its number (set_F's beta): a finite float, validated, as a SQL literal
                 "param": None if m.param is None else repr(float(m.param)),
-                "column": quote_identifier(m.label),
+                "column": quote_identifier(sql_dialect.result_name(m.label)),
                 "formula": m.definition.formula,  # shown beside the column in sql()
                 "aggregate": m.definition.aggregate,  # mean, sum or geometric (registry.py)
                 "bound": m.definition.bound,  # the fast exact sum's (registry.py)

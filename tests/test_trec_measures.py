@@ -471,21 +471,33 @@ def test_names_refused(label, message):
 @given(data=eval_data())
 def test_trec_measures_in_bigquery_and_snowflake_text(dialect, conventions, data):
     metrics = TREC_AVERAGED if conventions.get("ties") == "average" else TREC
-    if dialect == "bigquery":  # no "." in a BigQuery name (test_no_dotted_names_in_bigquery)
-        metrics = [m for m in metrics if "." not in m]
     expected = sqlmetrics.evaluate(
         CON, data.recs_table(), metrics, truth=data.truth_table(),
         by="model" if data.grouped else None, **conventions,
     )
-    assert_close_tables(_through_duckdb(data, metrics, conventions, dialect).cast(expected.schema), expected)
+    rendered = _through_duckdb(data, metrics, conventions, dialect)
+    # BigQuery's columns hold no "." (iprec_at_recall_0_50): test_dotted_names_in_bigquery
+    names = [n.replace(".", "_") if dialect == "bigquery" else n for n in expected.column_names]
+    assert rendered.column_names == names
+    assert_close_tables(rendered.rename_columns(expected.column_names).cast(expected.schema), expected)
 
 
-def test_no_dotted_names_in_bigquery():
-    """BigQuery reads `iprec_at_recall_0.50` as a path: sql() says so rather than render it."""
+def test_dotted_names_in_bigquery():
+    """BigQuery reads `a.b` as a path and allows no "." in a column name: a metric asked as
+    iprec_at_recall_0.50 (or trec_eval's set_F.0.5, column set_F_0.5) comes out with "_";
+    every other dialect keeps the name as typed. An input column with a "." is still refused."""
     recs = ("recs", {"user_id": "INT64", "item_id": "STRING", "score": "FLOAT64", "relevance": "INT64"})
+    text = sqlmetrics.sql(None, recs, ["iprec_at_recall_0.50", "set_F.0.5"], dialect="bigquery")
+    assert "AS `iprec_at_recall_0_50`" in text and "AS `set_F_0_5`" in text and "0.50`" not in text
+    snowflake = sqlmetrics.sql(None, recs, ["iprec_at_recall_0.50"], dialect="snowflake")
+    assert 'AS "iprec_at_recall_0.50"' in snowflake
+    dotted = ("recs", {"user.id": "INT64", "item_id": "STRING", "score": "FLOAT64", "relevance": "INT64"})
     with pytest.raises(sqlmetrics.UnsupportedError, match="bigquery names cannot hold a '.'"):
-        sqlmetrics.sql(None, recs, ["iprec_at_recall_0.50"], dialect="bigquery")
-    assert "iprec_at_recall_0.50" in sqlmetrics.sql(None, recs, ["iprec_at_recall_0.50"], dialect="snowflake")
+        sqlmetrics.sql(None, dotted, ["ndcg@3"], user="user.id", dialect="bigquery")
+    # a by column of the result's name of a metric clashes with it
+    by = ("recs", {**recs[1], "set_F_0_5": "STRING"})
+    with pytest.raises(sqlmetrics.ConventionError, match="two columns named 'set_F_0_5'"):
+        sqlmetrics.sql(None, by, ["set_F.0.5"], by="set_F_0_5", dialect="bigquery")
 
 
 @pytest.mark.parametrize("ties", ["item_desc", "average"])
