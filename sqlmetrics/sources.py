@@ -28,6 +28,13 @@ UNREADABLE = (
     duckdb.BinderException,
     duckdb.ParserException,
 )
+
+
+def unreadable(exc: BaseException) -> bool:
+    """Whether DuckDB's error says an input cannot be read: one of UNREADABLE, or DuckDB's base
+    Error itself, which DuckDB 2.0.1 raises for a Parquet file whose footer is corrupt (2.0.0
+    raised an InvalidInputException)."""
+    return isinstance(exc, UNREADABLE) or type(exc) is duckdb.Error
 _CSV = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt")
 
 
@@ -167,7 +174,9 @@ def resolve(
             raise UnknownTableError(
                 f"{role}: no table or view named {obj!r} in this connection (tables: {known})"
             ) from None
-        except UNREADABLE as exc:  # not Parquet, corrupt, empty, unreachable; a broken view
+        except duckdb.Error as exc:  # not Parquet, corrupt, empty, unreachable; a broken view
+            if not unreadable(exc):
+                raise
             raise UnknownTableError(f"{role}: cannot read {obj!r}: {first_line(exc)}") from None
         return Source(from_item, label, columns, table=table, path=path)
     if isinstance(obj, duckdb.DuckDBPyRelation):
@@ -187,7 +196,9 @@ def resolve(
             # its query has parameters (params=), which only the relation itself binds: it is
             # read as a registered object, like a DataFrame
             return _registered(con, obj, role, registrations, f"{role} relation")
-        except UNREADABLE as exc:
+        except duckdb.Error as exc:
+            if not unreadable(exc):
+                raise
             raise UnknownTableError(f"{role}: cannot read this relation: {first_line(exc)}") from None
         return Source(from_item, f"{role} relation", columns)
     if type(obj).__module__.split(".")[0] == "polars":

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..errors import UnknownTableError
 from ..run import input_problem, problem_error, run
-from ..sources import UNREADABLE, Registrations, Source, first_line, resolve
+from ..sources import Registrations, Source, first_line, resolve, unreadable
 
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 
@@ -57,7 +57,7 @@ class DuckDBEngine:
                 # input's problem is the one to report, but the error has aborted an open
                 # transaction
                 raise problem_error(self._problem() + self._aborted_note()) from None
-            if not isinstance(exc, UNREADABLE):
+            if not unreadable(exc):
                 raise
             # a file of a glob that the first look did not open: corrupt, or with columns
             # that disagree with the others'
