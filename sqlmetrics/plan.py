@@ -207,8 +207,9 @@ def build_context(
                 f"for {', '.join(refused)}; use ties='item_desc' (trec_eval) or drop those metrics"
             )
     if conventions.ties == "evidently":
-        # a shared position leaves no i-th hit (map, mrr, ...) and no order within a list
-        refused = [m.label for m in metrics if not m.definition.tie_averaged or m.definition.beyond]
+        # a shared position leaves no i-th hit (map, mrr, ...) and no order within a list (the
+        # beyond-accuracy list metrics); the metrics ties='average' takes read positions only
+        refused = [m.label for m in metrics if not m.definition.tie_averaged]
         if refused:
             raise ConventionError(
                 f"ties='evidently' (a tie group shares one position) is not defined for "
