@@ -199,22 +199,18 @@ def build_context(
         # negation of every value (the smallest too, and any unsigned one) is exact
         key_sql = f"CAST({key_sql} AS {_NEGATABLE[key_type]})"
 
-    if conventions.ties == "average":
-        refused = [m.label for m in metrics if not m.definition.tie_averaged]
-        if refused:
-            raise ConventionError(
-                f"ties='average' (the expectation over all orders of tied items) is not defined here "
-                f"for {', '.join(refused)}; use ties='item_desc' (trec_eval) or drop those metrics"
-            )
-    if conventions.ties == "evidently":
-        # a shared position leaves no i-th hit (map, mrr, ...) and no order within a list (the
-        # beyond-accuracy list metrics); the metrics ties='average' takes read positions only
-        refused = [m.label for m in metrics if not m.definition.tie_averaged]
-        if refused:
-            raise ConventionError(
-                f"ties='evidently' (a tie group shares one position) is not defined for "
-                f"{', '.join(refused)}; use ties='item_desc' (trec_eval) or drop those metrics"
-            )
+    # ties='average' and 'evidently' leave no i-th hit (map, mrr, ...) and no order within a
+    # list (the beyond-accuracy list metrics): the metrics they take read positions only
+    tie_rule = {
+        "average": "the expectation over all orders of tied items",
+        "evidently": "a tie group shares one position",
+    }.get(conventions.ties)
+    refused = [m.label for m in metrics if not m.definition.tie_averaged] if tie_rule else []
+    if refused:
+        raise ConventionError(
+            f"ties={conventions.ties!r} ({tie_rule}) is not defined here for {', '.join(refused)}; "
+            "use ties='item_desc' (trec_eval) or drop those metrics"
+        )
 
     _require_distinct_unit(unit, item, key)
     groups = []
