@@ -1,7 +1,13 @@
 """Readers for TREC run and qrels files, the format IR test collections and trec_eval use.
 
 The tables they return use sqlmetrics' default column names, so they plug straight into
-evaluate(): user_id is the query id, item_id the document id."""
+evaluate(): user_id is the query id, item_id the document id.
+
+Each file is read twice over at most: first by Arrow's vectorized string kernels (the common
+case: ASCII text whose every field is well formed; 10x faster than Python's line loop, and
+most of compare()'s time on big TREC files), and, when that fast path declines anything it
+cannot reproduce exactly (non-ASCII text, a malformed line, a number Python reads and Arrow
+does not), by the line loop, which gives the same table or the error naming the line."""
 
 from __future__ import annotations
 
@@ -42,6 +48,91 @@ def _lines(path: str | Path, indented_comments: bool):
             yield number, line.split()
 
 
+# ASCII whitespace as str.split() sees it: Arrow's ascii_split_whitespace leaves out \x1c-\x1f
+_OTHER_SEPARATORS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+_DECIMAL = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"  # float() and Arrow agree
+_WHOLE = r"^[+-]?[0-9]+$"
+
+
+def _fast_fields(path: str | Path, indented_comments: bool) -> pa.ListArray | None:
+    """Each data line's fields, or None when the file is not plain ASCII."""
+    data = Path(path).read_bytes()
+    if not data.isascii() or any(c in data for c in _OTHER_SEPARATORS):
+        return None
+    # the file's bytes as one large_string, without a copy (ASCII is UTF-8)
+    offsets = pa.array([0, len(data)], pa.int64()).buffers()[1]
+    text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    lines = pc.split_pattern(text, "\n").values
+    trimmed = pc.ascii_trim_whitespace(lines)  # (a split keeps an empty field at either end)
+    blank = pc.equal(trimmed, "")
+    # a run's comment starts with '#' after the line's leading blanks, a qrels comment at once
+    comment = pc.starts_with(trimmed if indented_comments else lines, "#")
+    return pc.ascii_split_whitespace(trimmed.filter(pc.invert(pc.or_(blank, comment))))
+
+
+def _int64_column(texts: pa.Array, *, all_needed: bool) -> pa.Array | None:
+    """The int64s written in `texts` (NULL where one is not a whole number), or None when Arrow
+    cannot tell (a number beyond 64 bits) or, with all_needed, when one is not a number."""
+    whole = pc.match_substring_regex(texts, _WHOLE)
+    if all_needed and not pc.all(whole).as_py():
+        return None
+    unsigned = pc.replace_substring_regex(pc.if_else(whole, texts, None), r"^\+", "")
+    try:
+        return pc.cast(unsigned, pa.int64())
+    except pa.ArrowInvalid:
+        return None
+
+
+def _fast_run(path: str | Path) -> pa.Table | None:
+    fields = _fast_fields(path, indented_comments=True)
+    if fields is None or len(fields) and pc.min(pc.list_value_length(fields)).as_py() < 6:
+        return None
+    scores = pc.list_element(fields, 4)
+    if not pc.all(pc.match_substring_regex(scores, _DECIMAL)).as_py():
+        return None
+    ranks = _int64_column(pc.list_element(fields, 3), all_needed=False)
+    try:
+        scores = pc.cast(scores, pa.float64())
+    except pa.ArrowInvalid:
+        return None
+    if ranks is None:
+        return None
+    items, tags = pc.list_element(fields, 2), pc.list_element(fields, 5)
+    return _run_table(pc.list_element(fields, 0), items, ranks, scores, tags)
+
+
+def _fast_qrels(path: str | Path) -> pa.Table | None:
+    fields = _fast_fields(path, indented_comments=False)
+    if fields is None or not pc.all(pc.equal(pc.list_value_length(fields), 4)).as_py():
+        return None
+    relevance = _int64_column(pc.list_element(fields, 3), all_needed=True)
+    if relevance is None:
+        return None
+    return _qrels_table(pc.list_element(fields, 0), pc.list_element(fields, 2), relevance)
+
+
+def _run_table(users, items, ranks, scores, tags) -> pa.Table:
+    return pa.table(
+        {
+            "user_id": pa.array(users, pa.string()),
+            "item_id": pa.array(items, pa.string()),
+            "rank": pa.array(ranks, pa.int64()),
+            "score": pa.array(scores, pa.float64()),
+            "run": pa.array(tags, pa.string()),
+        }
+    )
+
+
+def _qrels_table(users, items, relevance) -> pa.Table:
+    return pa.table(
+        {
+            "user_id": pa.array(users, pa.string()),
+            "item_id": pa.array(items, pa.string()),
+            "relevance": pa.array(relevance, pa.int64()),
+        }
+    )
+
+
 def read_run(path: str | Path) -> pa.Table:
     """Read a run file (`qid Q0 docno rank score tag`, extra columns ignored).
 
@@ -54,6 +145,11 @@ def read_run(path: str | Path) -> pa.Table:
     >>> read_run(p).to_pylist()
     [{'user_id': '301', 'item_id': 'doc1', 'rank': 1, 'score': 2.5, 'run': 'myrun'}]
     """
+    fast = _fast_run(path)
+    return fast if fast is not None else _read_run_lines(path)
+
+
+def _read_run_lines(path: str | Path) -> pa.Table:
     users, items, ranks, scores, tags = [], [], [], [], []
     for number, fields in _lines(path, indented_comments=True):
         if len(fields) < 6:
@@ -72,15 +168,7 @@ def read_run(path: str | Path) -> pa.Table:
         ranks.append(rank)
         scores.append(score)
         tags.append(fields[5])
-    return pa.table(
-        {
-            "user_id": pa.array(users, pa.string()),
-            "item_id": pa.array(items, pa.string()),
-            "rank": pa.array(ranks, pa.int64()),
-            "score": pa.array(scores, pa.float64()),
-            "run": pa.array(tags, pa.string()),
-        }
-    )
+    return _run_table(users, items, ranks, scores, tags)
 
 
 def read_qrels(path: str | Path) -> pa.Table:
@@ -89,6 +177,11 @@ def read_qrels(path: str | Path) -> pa.Table:
     Columns: user_id (qid), item_id (docno), relevance (int64; may be negative: not relevant).
     A relevance that is not a 64-bit integer in ASCII digits is an InvalidDataError.
     """
+    fast = _fast_qrels(path)
+    return fast if fast is not None else _read_qrels_lines(path)
+
+
+def _read_qrels_lines(path: str | Path) -> pa.Table:
     users, items, rels = [], [], []
     for number, fields in _lines(path, indented_comments=False):
         if len(fields) != 4:
@@ -103,13 +196,7 @@ def read_qrels(path: str | Path) -> pa.Table:
         users.append(fields[0])
         items.append(fields[2])
         rels.append(rel)
-    return pa.table(
-        {
-            "user_id": pa.array(users, pa.string()),
-            "item_id": pa.array(items, pa.string()),
-            "relevance": pa.array(rels, pa.int64()),
-        }
-    )
+    return _qrels_table(users, items, rels)
 
 
 def truncate_run(run: pa.Table, n: int) -> pa.Table:
