@@ -4,6 +4,7 @@ replicate stage's cost per (unit, replicate) row, extrapolated to the issue's ta
 
     python benchmarks/compare.py --users 20000 --replicates 1000      # a few seconds per test
     python benchmarks/compare.py --users 100000 --replicates 2000 --threads 2
+    python benchmarks/compare.py --users 1000000 --replicates 10000 --memory-limit 1500MB --test t,bootstrap
 
 Data (DuckDB tables of one connection, deterministic): recs has 10 items per (model, user)
 out of 200, scores from DuckDB's hash of (model, user, item); truth has 3 items per user with
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -43,13 +45,16 @@ def child(args: argparse.Namespace) -> None:
 
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
+    if args.memory_limit:
+        con.execute(f"SET memory_limit = '{args.memory_limit}'")
     con.execute(DATA.format(users=args.users))
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if args.test == "evaluate":
         sqlmetrics.evaluate(con, "recs", METRICS, truth="truth", by="model", per_user=True)
     else:
         sqlmetrics.compare(con, "recs", METRICS, truth="truth", by="model", baseline="A",
-                           test=args.test, replicates=args.replicates)  # fmt: skip
+                           test=args.test, replicates=args.replicates,
+                           partitions=args.partitions or 1)  # fmt: skip
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     with open("/proc/self/status") as f:
         hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
@@ -59,6 +64,10 @@ def child(args: argparse.Namespace) -> None:
 def measure(args: argparse.Namespace, test: str) -> dict:
     cmd = [sys.executable, __file__, "--child", "--test", test, "--users", str(args.users),
            "--replicates", str(args.replicates), "--threads", str(args.threads)]  # fmt: skip
+    if args.memory_limit:
+        cmd += ["--memory-limit", args.memory_limit]
+    if args.partitions:
+        cmd += ["--partitions", str(args.partitions)]
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -71,34 +80,49 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20_000)
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--test", default="all")
+    parser.add_argument("--test", default="all", help="all, or a comma-separated list: t,bootstrap")
+    parser.add_argument("--memory-limit", help="DuckDB's memory_limit, e.g. 1500MB (default: DuckDB's)")
+    parser.add_argument("--partitions", type=int, help="compare(partitions=N): N slices of the users")
     parser.add_argument("--child", action="store_true")
     args = parser.parse_args()
     if args.child:
         child(args)
         return
     tests = ["evaluate", "t", "wilcoxon", "randomization", "bootstrap"]
-    tests = tests if args.test == "all" else [args.test]
+    tests = tests if args.test == "all" else args.test.split(",")
     print(f"{args.users} paired users x 2 systems x {len(METRICS)} metrics, "
-          f"{args.replicates} replicates, {args.threads} threads")  # fmt: skip
+          f"{args.replicates} replicates, {args.threads} threads, "
+          f"memory_limit {args.memory_limit or 'DuckDB default'}")  # fmt: skip
     results = {t: measure(args, t) for t in tests}
     for test, r in results.items():
         print(f"  {test:14s} {r['wall']:7.2f} s wall  {r['cpu']:7.2f} s cpu  "
               f"{r['peak_mb']:7.0f} MB peak")  # fmt: skip
     # the replicate stage grows with units x replicates; the rest with units (a cross join of
     # the paired units and the replicates, streamed into one small aggregate)
-    target = 1_000_000 * 10_000
-    rows = args.users * args.replicates
     for test in ("randomization", "bootstrap"):
         if test in results and "t" in results:
+            # the randomization test's rows are units x replicates; the bootstrap's are its
+            # occupied buckets (of 2^16) x replicates
+            count = units if test == "randomization" else buckets
+            rows, target = count(args.users) * args.replicates, count(1_000_000) * 10_000
             wall = (results[test]["wall"] - results["t"]["wall"]) / rows
             cpu = (results[test]["cpu"] - results["t"]["cpu"]) / rows
             scale = 1_000_000 / args.users
             ideal = (cpu * target + results["t"]["cpu"] * scale) / args.threads
             observed = wall * target + results["t"]["wall"] * scale
-            print(f"  {test}: {wall * 1e9:.0f} ns wall, {cpu * 1e9:.0f} ns cpu per (unit, replicate) row "
+            row = "unit" if count is units else "bucket"
+            print(f"  {test}: {wall * 1e9:.0f} ns wall, {cpu * 1e9:.0f} ns cpu per ({row}, replicate) row "
                   f"beyond test='t'; extrapolated to 1M units x 10,000 replicates: {ideal:.0f} s on "
                   f"{args.threads} idle cores (cpu / cores), {observed:.0f} s at this run's wall time")
+
+
+def units(n: int) -> float:
+    return n
+
+
+def buckets(n: int) -> float:
+    """The expected number of occupied buckets when n units are hashed into 2^16."""
+    return 2**16 * -math.expm1(-n / 2**16)
 
 
 if __name__ == "__main__":

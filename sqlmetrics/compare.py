@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from . import columns as col
-from . import corrections, significance
+from . import corrections, draws, significance
 from .api import Input, _prepare, with_truth_hint
 from .convention_groups import GROUPED_TEMPLATE, grouped_labels
 from .dialects import get as get_dialect
@@ -81,8 +81,9 @@ def compare(
     (evaluate(per_user=True)'s values; with missing="zero" a truth unit absent from a system's
     lists is paired with 0). test: "t" (paired Student t, t interval), "wilcoxon" (signed
     rank, t interval), "randomization" (paired sign flips, t interval) or "bootstrap" (paired
-    Poisson bootstrap: percentile interval and p); the last two draw `replicates` replicates
-    in SQL from a hash of (seed, replicate, unit). correction ("holm", "bonferroni", "bh",
+    Poisson bootstrap of the units in 2^16 hashed buckets: percentile interval and p); the
+    last two draw `replicates` replicates in SQL from a hash of (seed, replicate, unit or
+    bucket). correction ("holm", "bonferroni", "bh",
     None) adjusts the p-values of all rows together. within: further columns to compare
     inside each of their segments separately. partitions: evaluate the units in this many hash
     partitions, one statement each (DuckDB), as evaluate(partitions=N) does; their per-unit
@@ -169,6 +170,7 @@ def compare(
             "seed": seed,
             "digit_places": digit_places(replicates),
             "poisson_thresholds": poisson_thresholds(),
+            "bootstrap_buckets": draws.BOOTSTRAP_BUCKETS,
             "quantiles": quantiles,
             "small_sample": significance.SMALL_SAMPLE,
         }

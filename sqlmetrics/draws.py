@@ -6,6 +6,9 @@ from __future__ import annotations
 from decimal import Decimal, getcontext
 from math import floor
 
+# the bootstrap resamples the units in this many hashed buckets (a power of two): each replicate
+# costs this many rows at most, whatever the number of units (sql/compare/draws.sql.j2)
+BOOTSTRAP_BUCKETS = 2**16
 POISSON_MAX = 12  # weights 0..12; P(Poisson(1) > 11) is 1e-9, below the 2^-32 grid's reach
 
 

@@ -60,10 +60,20 @@ def randomization_p(units, d, seed: int, replicates: int) -> float:
     return (1 + np.count_nonzero(np.abs(t) >= abs(q.sum()))) / (1 + replicates)
 
 
-def bootstrap(units, d, seed: int, replicates: int, confidence: float):
+def bootstrap(units, d, seed: int, replicates: int, confidence: float, buckets: int = 2**16):
+    """The bucketed Poisson bootstrap: units in buckets a(u) mod `buckets`, each bucket's sum of
+    the quantized differences and its size weighted by Poisson(1) of h(g, r) = mix(c(g) xor
+    mix(r)), c(g) = mix(g xor seed)."""
     q = quantize(np.asarray(d, dtype=float))
-    w = poisson_weights(draws(units, seed, replicates)).astype(np.int64)
-    s, n = (w * q[None, :]).sum(axis=1), w.sum(axis=1)
+    g = unit_hash(units, seed) & np.uint64(buckets - 1)
+    ids, which = np.unique(g, return_inverse=True)
+    sums = np.zeros(len(ids), dtype=np.int64)
+    np.add.at(sums, which, q)
+    sizes = np.bincount(which, minlength=len(ids)).astype(np.int64)
+    c = fmix32(ids ^ np.uint64(seed))
+    h = fmix32(fmix32(np.arange(1, replicates + 1, dtype=np.uint64))[:, None] ^ c[None, :])
+    w = poisson_weights(h).astype(np.int64)
+    s, n = (w * sums[None, :]).sum(axis=1), (w * sizes[None, :]).sum(axis=1)
     keep = n > 0
     s, n = s[keep], n[keep]
     delta = s.astype(float) / n.astype(float) / 2.0**32

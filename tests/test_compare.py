@@ -148,6 +148,20 @@ def test_replicates_against_numpy_reference(data, test):
             assert r["ci_high"] == pytest.approx(hi, abs=1e-12)
 
 
+@pytest.mark.parametrize("buckets", [1, 16])
+def test_bootstrap_buckets_of_many_units_against_numpy_reference(data, monkeypatch, buckets):
+    # 120 users in 16 buckets (or one): what every bucket holds above 2^16 users, where each
+    # replicate's weights are drawn per bucket and weigh the sum of its users' differences
+    monkeypatch.setattr(sqlmetrics.draws, "BOOTSTRAP_BUCKETS", buckets)
+    con, recs, truth, values = data
+    out = sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A",
+                             test="bootstrap", replicates=400, seed=7)  # fmt: skip
+    for (system, metric), r in rows_of(out).items():
+        users, x, y = paired(values, system, "A", metric)
+        p, lo, hi = ref.bootstrap(users, x - y, 7, 400, 0.95, buckets=buckets)
+        assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-12)
+
+
 @pytest.mark.parametrize("test", ["randomization", "bootstrap"])
 def test_same_seed_same_result_on_any_thread_count(data, test):
     _, recs, truth, _ = data

@@ -48,7 +48,7 @@ def degenerate(data, ks) -> bool:
 
 
 def views(spark) -> list[str]:
-    return [t.name for t in spark.catalog.listTables() if t.isTemporary]
+    return [row.tableName for row in spark.sql("SHOW TABLES").collect() if row.isTemporary]
 
 
 # ---- the same random data as the DuckDB tests ---------------------------------------------------
@@ -208,8 +208,13 @@ def test_warehouse_example(spark, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("ansi", ["true", "false"])
 def test_ansi_mode_on_and_off(spark, ansi):
-    previous = spark.conf.get("spark.sql.ansi.enabled")
-    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    """Under Spark's own code generation too (the tests' session interprets expressions:
+    tests/engines.py)."""
+    settings = {"spark.sql.ansi.enabled": ansi, "spark.sql.codegen.factoryMode": "FALLBACK",
+                "spark.sql.codegen.wholeStage": "true"}  # fmt: skip
+    previous = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         for ties in ("item_desc", "average"):
             metrics = ["ndcg@2", "recall@2", "hit_rate@1"]
@@ -220,7 +225,8 @@ def test_ansi_mode_on_and_off(spark, ansi):
             bad = pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("nan")]})
             sqlmetrics.evaluate(spark, bad, ["ndcg@3"], truth=TRUTH)
     finally:
-        spark.conf.set("spark.sql.ansi.enabled", previous)
+        for key, value in previous.items():
+            spark.conf.set(key, value)
 
 
 @SETTINGS

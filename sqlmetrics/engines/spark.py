@@ -63,7 +63,9 @@ class SparkEngine:
             try:
                 df = self.spark.table(from_item)
             except AnalysisException:
-                known = ", ".join(t.name for t in self.spark.catalog.listTables()) or "none"
+                # SHOW TABLES, not catalog.listTables(): that one fails where expressions are
+                # interpreted (spark.sql.codegen.factoryMode=NO_CODEGEN)
+                known = ", ".join(row.tableName for row in self.spark.sql("SHOW TABLES").collect()) or "none"
                 raise UnknownTableError(
                     f"{role}: no table or view named {obj!r} in this SparkSession (tables: {known})"
                 ) from None
