@@ -1,10 +1,11 @@
-"""Benchmark sqlmetrics.compare(): N paired users x 2 systems x 5 metrics, each test, and the
-replicate stage's cost per (unit, replicate) row, extrapolated to the issue's target
+r"""Benchmark sqlmetrics.compare(): N paired users x 2 systems x 5 metrics, each test, and the
+replicate stage's cost per (unit or bucket, replicate) row, extrapolated to the issue's target
 (1M users, 10,000 replicates).
 
     python benchmarks/compare.py --users 20000 --replicates 1000      # a few seconds per test
     python benchmarks/compare.py --users 100000 --replicates 2000 --threads 2
-    python benchmarks/compare.py --users 1000000 --replicates 10000 --memory-limit 1500MB --test t,bootstrap
+    python benchmarks/compare.py --users 1000000 --replicates 10000 --memory-limit 1500MB --partitions 4 \
+        --test t,randomization,bootstrap                                 # the issue's target
 
 Data (DuckDB tables of one connection, deterministic): recs has 10 items per (model, user)
 out of 200, scores from DuckDB's hash of (model, user, item); truth has 3 items per user with

@@ -83,8 +83,8 @@ def compare(
     rank, t interval), "randomization" (paired sign flips, t interval) or "bootstrap" (paired
     Poisson bootstrap of the units in 2^16 hashed buckets: percentile interval and p); the
     last two draw `replicates` replicates in SQL from a hash of (seed, replicate, unit or
-    bucket). correction ("holm", "bonferroni", "bh",
-    None) adjusts the p-values of all rows together. within: further columns to compare
+    bucket). correction ("holm", "bonferroni", "bh", None) adjusts the p-values of all rows
+    together. within: further columns to compare
     inside each of their segments separately. partitions: evaluate the units in this many hash
     partitions, one statement each (DuckDB), as evaluate(partitions=N) does; their per-unit
     values, the same to the last bit, are then compared in one statement, so every number is
