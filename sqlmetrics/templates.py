@@ -27,6 +27,7 @@ def template_dir() -> Path:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),
+        auto_reload=False,  # (the shipped templates do not change under a running process)
         bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,

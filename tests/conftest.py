@@ -6,10 +6,19 @@ from engines import postgres_server, spark_session, unavailable
 
 
 def pytest_xdist_auto_num_workers(config):
-    """-n auto (pyproject.toml): a worker per core, at most 4. Each worker that meets a Spark or
-    PostgreSQL test starts its own (a JVM of up to 1 GB, a server), and the Spark tests' time
-    is mostly their driver's, one core each."""
+    """-n auto (pyproject.toml): a worker per core, at most 4. The Spark tests share one worker
+    (pytest_collection_modifyitems); each worker that meets a PostgreSQL test starts its own
+    server."""
     return max(1, min(os.cpu_count() or 1, 4))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test of the Spark session runs in one xdist worker (`--dist loadgroup` in
+    pyproject.toml): one JVM starts and warms up, instead of one per worker (a session takes
+    about 10 s to start and its first statements run several times slower than later ones)."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture

@@ -96,7 +96,11 @@ def postgres_server():
 # statement of many stages spends its time in each stage's tasks, and a second task per stage
 # cost more than its rows (the beyond-accuracy statement: 24 s -> 16.6 s, 2026-11-24); the
 # input still arrives in two partitions (default.parallelism), so partial aggregates are still
-# merged across them.
+# merged across them. Joins by sorting, not broadcasting: each broadcast of even three rows
+# builds hash pages of a megabyte or more, and the beyond-accuracy statement plans about a
+# hundred (its check: 83 s -> 39 s, 2026-11-24); compare()'s statements join each unit's
+# values to hundreds of replicates, where broadcasting is faster (97 s -> 20 s), so
+# tests/test_compare_engines.py broadcasts, as does test_ansi_mode_on_and_off.
 SPARK_TEST_CONFIG = {
     "spark.sql.shuffle.partitions": "1",
     "spark.default.parallelism": "2",
@@ -104,12 +108,30 @@ SPARK_TEST_CONFIG = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.catalogImplementation": "in-memory",
     "spark.sql.adaptive.enabled": "true",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "1g",
 }
+
+
+@contextlib.contextmanager
+def spark_settings(spark, settings: dict[str, str]):
+    """`settings` on the session for a while, then the values before."""
+    previous = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield spark
+    finally:
+        for key, value in previous.items():
+            spark.conf.set(key, value)
+
+
+# Spark's own default, for the tests that broadcast their joins
+BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "10MB"}
 
 
 @contextlib.contextmanager

@@ -1,8 +1,9 @@
 """Run Evidently's legacy recsys metrics on JSON from stdin; print their numbers as JSON.
 
 Run by tests/test_profiles.py in an interpreter that has `evidently` (0.7) and pandas < 3
-(SQLMETRICS_EVIDENTLY_PYTHON). Input: {"rows": [[user, item, score, target], ...], "ks": [k, ...]},
-Evidently's single frame of recommendations with their targets; output: {k: {metric: value}}.
+(SQLMETRICS_EVIDENTLY_PYTHON). Input: a list of cases, each {"rows": [[user, item, score, target],
+...], "ks": [k, ...]}, Evidently's single frame of recommendations with their targets; output:
+the list of their {k: {metric: value}} (one run for every case: Evidently takes seconds to import).
 """
 
 import json
@@ -11,11 +12,15 @@ import sys
 
 def main() -> None:
     import pandas as pd
+
+    json.dump([case(pd, data) for data in json.load(sys.stdin)], sys.stdout)
+
+
+def case(pd, data: dict) -> dict:
     from evidently.legacy.metrics import MAPKMetric, NDCGKMetric, PrecisionTopKMetric, RecallTopKMetric
     from evidently.legacy.pipeline.column_mapping import ColumnMapping
     from evidently.legacy.report import Report
 
-    data = json.load(sys.stdin)
     frame = pd.DataFrame(data["rows"], columns=["user_id", "item_id", "prediction", "target"])
     names = {"PrecisionTopKMetric": "precision", "RecallTopKMetric": "recall", "MAPKMetric": "map",
              "NDCGKMetric": "ndcg"}  # fmt: skip
@@ -30,7 +35,8 @@ def main() -> None:
         report.run(reference_data=None, current_data=frame, column_mapping=mapping)
         results = report.as_dict()["metrics"]
         out[k] = {names[m["metric"]]: float(m["result"]["current_value"]) for m in results}
-    json.dump(out, sys.stdout)
+    return out
+
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,9 @@
 """Run Microsoft Recommenders' python_evaluation on JSON from stdin; print its numbers as JSON.
 
 Run by tests/test_profiles.py in an interpreter that has `recommenders` and pandas < 3
-(SQLMETRICS_RECOMMENDERS_PYTHON; Recommenders does not install beside pandas 3). Input:
-{"truth": [[user, item, rating], ...], "pred": [[user, item, score], ...], "k": k}; the
+(SQLMETRICS_RECOMMENDERS_PYTHON; Recommenders does not install beside pandas 3). Input: a list
+of cases, output the list of their results (one run for every case: the import takes seconds).
+A case is {"truth": [[user, item, rating], ...], "pred": [[user, item, score], ...], "k": k}; the
 predictions come sorted by (user, score descending), as Recommenders' `map` expects them. Or,
 for the beyond-accuracy metrics (tests/test_beyond_accuracy.py): {"train": [[user, item], ...],
 "reco": [[user, item, relevance], ...]}.
@@ -16,10 +17,12 @@ def main() -> None:
     import pandas as pd
     from recommenders.evaluation import python_evaluation as pe
 
-    data = json.load(sys.stdin)
-    if "train" in data:
-        json.dump(beyond(pd, pe, data), sys.stdout)
-        return
+    cases = json.load(sys.stdin)
+    results = [beyond(pd, pe, data) if "train" in data else ranking(pd, pe, data) for data in cases]
+    json.dump(results, sys.stdout)
+
+
+def ranking(pd, pe, data: dict) -> dict:
     truth = pd.DataFrame(data["truth"], columns=["userID", "itemID", "rating"])
     pred = pd.DataFrame(data["pred"], columns=["userID", "itemID", "prediction"])
     k = data["k"]
@@ -32,7 +35,7 @@ def main() -> None:
         "ndcg_raw": pe.ndcg_at_k(truth, pred, k=k, score_type="raw"),
         "ndcg_exp": pe.ndcg_at_k(truth, pred, k=k, score_type="exp"),
     }
-    json.dump({name: float(value) for name, value in out.items()}, sys.stdout)
+    return {name: float(value) for name, value in out.items()}
 
 
 def beyond(pd, pe, data: dict) -> dict:

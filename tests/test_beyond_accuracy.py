@@ -5,11 +5,8 @@ installed with pandas < 3), seed 004's FCP example, and the input and output con
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import subprocess
-from pathlib import Path
 
 import duckdb
 import pandas as pd
@@ -18,7 +15,7 @@ import pyarrow as pa
 import pytest
 import reference
 import reference_beyond as ref
-from peers import peer_python
+from peers import run_cases
 
 import sqlmetrics
 
@@ -484,16 +481,15 @@ def test_against_microsoft_recommenders_itself():
     SQLMETRICS_RECOMMENDERS_PYTHON names (tests/recommenders_run.py): it needs pandas < 3 (its
     diversity and serendipity change under pandas 3: missing similarities stop being filled
     with 0). Skipped without it (failed under CI=true): tests/reference_beyond.py stands in."""
-    python = peer_python("SQLMETRICS_RECOMMENDERS_PYTHON", "Microsoft Recommenders (pandas < 3)")
+    payloads = []
     for seed in range(8):
         recs, truth, history = case(seed)
-        lists = top_lists(recs, 5)
-        payload = {"train": [list(p) for p in pairs(history)],
-                   "reco": [list(r) for r in reco_rows(lists, truth)]}
-        done = subprocess.run([python, str(Path(__file__).parent / "recommenders_run.py")],
-                              input=json.dumps(payload), capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
-        expected = json.loads(done.stdout)
+        payloads.append({"train": [list(p) for p in pairs(history)],
+                         "reco": [list(r) for r in reco_rows(top_lists(recs, 5), truth)]})
+    variable, tool = "SQLMETRICS_RECOMMENDERS_PYTHON", "Microsoft Recommenders (pandas < 3)"
+    numbers = run_cases(variable, tool, "recommenders_run.py", payloads)  # (one import for all)
+    for seed, expected in enumerate(numbers):
+        recs, truth, history = case(seed)
         out = sqlmetrics.evaluate(
             CON, table(recs), [f"{m}@5" for m in LIST_METRICS], truth=table(truth), history=table(history)
         ).to_pylist()[0]

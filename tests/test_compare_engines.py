@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 import scipy.stats
-from engines import logged_plans
+from engines import BROADCAST, logged_plans, spark_settings
 
 import sqlmetrics
 from tests.test_compare import METRICS, make_data
@@ -47,7 +47,8 @@ def test_postgres_equals_duckdb(pg, test, text_users):
     "test, text_users", [("wilcoxon", False), ("randomization", True), ("bootstrap", True)]
 )
 def test_spark_equals_duckdb(spark, test, text_users):
-    check_engine(spark, test, text_users)
+    with spark_settings(spark, BROADCAST):  # (tests/engines.py: replicates join faster so)
+        check_engine(spark, test, text_users)
 
 
 def check_engine(con, test: str, text_users: bool) -> None:

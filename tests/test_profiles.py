@@ -8,10 +8,10 @@ Each tool's numbers come from the tool itself, never from sqlmetrics.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 import reference
-from peers import peer_python
+from peers import run_cases
 
 import sqlmetrics
 from sqlmetrics import ConventionError
@@ -220,21 +220,22 @@ def test_metrics_under_different_conventions_render_for_every_dialect(dialect):
 # --- Microsoft Recommenders -----------------------------------------------------------------
 
 
+@functools.cache
+def recommenders_numbers() -> dict:
+    """Recommenders' numbers for every seed, from one run of its interpreter."""
+    cases = []
+    for seed in SEEDS:
+        recs, truth = random_data(seed)
+        ordered = sorted(recs, key=lambda row: (row[0], -row[2]))  # what Recommenders' `map` expects
+        cases.append({"truth": truth, "pred": ordered, "k": K})
+    variable, tool = "SQLMETRICS_RECOMMENDERS_PYTHON", "Microsoft Recommenders (pandas < 3)"
+    return dict(zip(SEEDS, run_cases(variable, tool, "recommenders_run.py", cases), strict=True))
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_recommenders_profile_is_microsoft_recommenders(seed):
-    python = peer_python("SQLMETRICS_RECOMMENDERS_PYTHON", "Microsoft Recommenders (pandas < 3)")
+    expected = recommenders_numbers()[seed]
     recs, truth = random_data(seed)
-    ordered = sorted(recs, key=lambda row: (row[0], -row[2]))  # what Recommenders' `map` expects
-    payload = json.dumps({"truth": truth, "pred": ordered, "k": K})
-    done = subprocess.run(
-        [python, str(HERE / "recommenders_run.py")],
-        input=payload,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    expected = json.loads(done.stdout)
     r, t = tables(recs, truth)
     con = duckdb.connect()
     metrics = [f"precision@{K}", f"ndcg@{K}", f"recall@{K}", f"map@{K}", f"map@{BIG}"]
@@ -262,10 +263,8 @@ def test_recommenders_profile_is_microsoft_recommenders(seed):
 # --- Evidently ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("ties", [False, True], ids=["distinct-scores", "score-ties"])
-@pytest.mark.parametrize("seed", SEEDS[:6])  # Evidently takes seconds to import
-def test_evidently_profile_is_evidently(seed, ties):
-    python = peer_python("SQLMETRICS_EVIDENTLY_PYTHON", "Evidently")
+def evidently_case(seed: int, ties: bool) -> tuple[list, list[int]]:
+    """Evidently's frame (rows of user, item, score, target) and its cutoffs for a seed."""
     # Evidently's single frame: each user's list with its target, sorted by score (its MAP reads
     # the last row of the top k in the frame's order). Lists of 1 to 8 items at K = 3 and at
     # a K beyond most lists: P@k divides by min(list length, k) and MAP repeats the last item
@@ -285,13 +284,25 @@ def test_evidently_profile_is_evidently(seed, ties):
         max(reference.evidently_positions({i: s for u, i, s, _ in rows if u == user}).values())
         for user in clicked
     )
-    ks = sorted({min(K, last), last})
-    done = subprocess.run(
-        [python, str(HERE / "evidently_run.py")],
-        input=json.dumps({"rows": rows, "ks": ks}), capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    expected = json.loads(done.stdout)
+    return rows, sorted({min(K, last), last})
+
+
+EVIDENTLY_CASES = [(seed, ties) for seed in SEEDS for ties in (False, True)]
+
+
+@functools.cache
+def evidently_numbers() -> dict:
+    """Evidently's numbers for every case, from one run of its interpreter."""
+    cases = [dict(zip(("rows", "ks"), evidently_case(*case), strict=True)) for case in EVIDENTLY_CASES]
+    numbers = run_cases("SQLMETRICS_EVIDENTLY_PYTHON", "Evidently", "evidently_run.py", cases)
+    return dict(zip(EVIDENTLY_CASES, numbers, strict=True))
+
+
+@pytest.mark.parametrize(("seed", "ties"), EVIDENTLY_CASES,
+                         ids=[f"{s}-{'score-ties' if t else 'distinct-scores'}" for s, t in EVIDENTLY_CASES])
+def test_evidently_profile_is_evidently(seed, ties):
+    expected = evidently_numbers()[(seed, ties)]
+    rows, ks = evidently_case(seed, ties)
     table = arrow("user_id,item_id,score,relevance", rows)
     names = ("precision", "recall", "ndcg") if ties else ("precision", "recall", "map", "ndcg")
     ours = sqlmetrics.evaluate(

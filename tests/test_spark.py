@@ -30,6 +30,7 @@ from cross_engine import (
     check_truth_duplicates,
     metric_names,
 )
+from engines import BROADCAST, spark_settings
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import FAST, cutoffs
@@ -208,14 +209,11 @@ def test_warehouse_example(spark, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("ansi", ["true", "false"])
 def test_ansi_mode_on_and_off(spark, ansi):
-    """Under Spark's own code generation too (the tests' session interprets expressions:
-    tests/engines.py)."""
+    """Under Spark's own code generation and broadcast joins too (the tests' session
+    interprets expressions and joins by sorting: tests/engines.py)."""
     settings = {"spark.sql.ansi.enabled": ansi, "spark.sql.codegen.factoryMode": "FALLBACK",
-                "spark.sql.codegen.wholeStage": "true"}  # fmt: skip
-    previous = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
+                "spark.sql.codegen.wholeStage": "true", **BROADCAST}  # fmt: skip
+    with spark_settings(spark, settings):
         for ties in ("item_desc", "average"):
             metrics = ["ndcg@2", "recall@2", "hit_rate@1"]
             expected = sqlmetrics.evaluate(DUCKDB, RECS, metrics, truth=TRUTH, by="model", ties=ties)
@@ -224,9 +222,6 @@ def test_ansi_mode_on_and_off(spark, ansi):
         with pytest.raises(sqlmetrics.InvalidDataError, match="NaN or infinite score"):
             bad = pa.table({"user_id": [1, 1], "item_id": ["a", "b"], "score": [0.5, float("nan")]})
             sqlmetrics.evaluate(spark, bad, ["ndcg@3"], truth=TRUTH)
-    finally:
-        for key, value in previous.items():
-            spark.conf.set(key, value)
 
 
 @SETTINGS
@@ -234,3 +229,28 @@ def test_ansi_mode_on_and_off(spark, ansi):
 def test_trec_measures_match_duckdb(spark, data):
     assume(not degenerate(data, [1]))
     check_trec_measures(spark, data)
+
+
+def test_the_statement_leaves_no_dataset_to_the_jvm(spark):
+    """The JVM may drop each statement's Dataset (and its plans) once the result is in Python,
+    without waiting for Python's cyclic garbage collector (sqlmetrics/engines/spark.py,
+    _release): with that collector off, no Python proxy of a Dataset made during the call is
+    still registered with Py4J (a registered proxy keeps its JVM object alive)."""
+    import gc
+
+    from py4j.finalizer import ThreadSafeFinalizer
+
+    def datasets(keys) -> list[str]:
+        alive = [ThreadSafeFinalizer.finalizers[k]() for k in keys if k in ThreadSafeFinalizer.finalizers]
+        names = [proxy.getClass().getName() for proxy in alive if proxy is not None]
+        return [name for name in names if name.endswith(".Dataset")]
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = set(ThreadSafeFinalizer.finalizers)
+        sqlmetrics.evaluate(spark, RECS, METRICS, truth=TRUTH, by="model")
+        sqlmetrics.evaluate(spark, RECS, METRICS, truth=TRUTH, by="model", per_user=True)
+        assert datasets(set(ThreadSafeFinalizer.finalizers) - before) == []
+    finally:
+        gc.enable()

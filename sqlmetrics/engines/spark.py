@@ -29,6 +29,22 @@ def _columns(df: Any) -> dict[str, str]:
     return {f.name: normalize_type(f.dataType.simpleString()) for f in df.schema.fields}
 
 
+def _release(frame: Any) -> None:
+    """Let the JVM drop a DataFrame's Dataset now. Py4J's proxy of a JVM object sits in a
+    reference cycle once a method of it has been called (it caches its methods, which point back
+    to it), so Python frees it, and the JVM its query's plans with it, only when Python's cyclic
+    garbage collector happens to run: a long session leaked about 100 MB of driver heap per
+    beyond-accuracy evaluation until then, and Spark spent most of its time in full GCs
+    (measured 2026-11-25: docs/engines.md). Spark Connect's DataFrames hold no JVM object."""
+    proxy = getattr(frame, "_jdf", None)
+    detach = getattr(proxy, "_detach", None)
+    if detach is not None:
+        try:
+            detach()
+        except Exception:  # noqa: BLE001 - the session may be stopped already
+            pass
+
+
 class SparkEngine:
     dialect = "spark"
 
@@ -69,7 +85,9 @@ class SparkEngine:
                 raise UnknownTableError(
                     f"{role}: no table or view named {obj!r} in this SparkSession (tables: {known})"
                 ) from None
-            return Source(from_item, obj, _columns(df), table=obj)
+            source = Source(from_item, obj, _columns(df), table=obj)
+            _release(df)
+            return source
         if isinstance(obj, DataFrame):
             return self._register(obj, role, f"{role} DataFrame")
         if type(obj).__module__.split(".")[0] == "polars":
@@ -80,7 +98,11 @@ class SparkEngine:
             obj = pa.Table.from_pandas(obj, preserve_index=False)
         if isinstance(obj, pa.Table):
             label = f"{role} {type(obj).__name__}"
-            return self._register(self.spark.createDataFrame(obj), role, label)
+            frame = self.spark.createDataFrame(obj)
+            try:
+                return self._register(frame, role, label)
+            finally:
+                _release(frame)  # (the view keeps its own plan)
         raise UnknownTableError(
             f"{role} must be a table or view name, a Parquet/CSV path, a pyspark DataFrame, or a "
             f"pandas/polars DataFrame or pyarrow Table; got {type(obj).__name__}"
@@ -94,12 +116,17 @@ class SparkEngine:
         try:
             if path.lower().endswith(_CSV):
                 df = self.spark.read.csv(path, header=True, inferSchema=True)
-                return self._register(df, role, path)
+                try:
+                    return self._register(df, role, path)
+                finally:
+                    _release(df)
             df = self.spark.read.parquet(path)
         except AnalysisException as exc:
             raise UnknownTableError(f"{role}: cannot read {path!r}: {exc}") from None
         # read in place by the statement itself: the SQL text names the file
-        return Source("parquet." + _SPARK.quote_identifier(path), path, _columns(df), path=path)
+        source = Source("parquet." + _SPARK.quote_identifier(path), path, _columns(df), path=path)
+        _release(df)
+        return source
 
     # ---- running -------------------------------------------------------------------------------
 
@@ -107,8 +134,10 @@ class SparkEngine:
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
+        frame = None
         try:
-            table = self.spark.sql(sql).toArrow()
+            frame = self.spark.sql(sql)
+            table = frame.toArrow()
         except (PySparkException, Py4JJavaError) as exc:  # a failed subquery comes back raw
             problem = input_problem(exc)
             if problem is None:
@@ -116,6 +145,8 @@ class SparkEngine:
             problem = problem.split(" SQLSTATE: ")[0].strip()
             error = DuplicateRowError if " duplicate " in problem else InvalidDataError
             raise error(problem) from None
+        finally:
+            _release(frame)
         # Spark marks never-NULL columns (users, count) not nullable; DuckDB's tables are all nullable
         return table.cast(pa.schema([f.with_nullable(True) for f in table.schema]))
 
