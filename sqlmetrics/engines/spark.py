@@ -33,9 +33,9 @@ def _release(frame: Any) -> None:
     """Let the JVM drop a DataFrame's Dataset now. Py4J's proxy of a JVM object sits in a
     reference cycle once a method of it has been called (it caches its methods, which point back
     to it), so Python frees it, and the JVM its query's plans with it, only when Python's cyclic
-    garbage collector happens to run: a long session leaked about 100 MB of driver heap per
+    garbage collector happens to run: a long session kept over 100 MB of driver heap per
     beyond-accuracy evaluation until then, and Spark spent most of its time in full GCs
-    (measured 2026-11-25: docs/engines.md). Spark Connect's DataFrames hold no JVM object."""
+    (measured 2026-11-24: docs/engines.md). Spark Connect's DataFrames hold no JVM object."""
     proxy = getattr(frame, "_jdf", None)
     detach = getattr(proxy, "_detach", None)
     if detach is not None:
