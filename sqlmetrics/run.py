@@ -32,7 +32,10 @@ def _arrow(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
     warning is not the caller's business, whatever their own filters say."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Arrow output on a DB-API result", category=UserWarning)
-        return con.execute(sql).to_arrow_table()
+        result = con.execute(sql)
+        # (DuckDB 2 names it to_arrow_table; 1.x connections have fetch_arrow_table)
+        fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+        return fetch()
 
 
 def problem_error(problem: str) -> InvalidDataError:
