@@ -1,8 +1,17 @@
 import os
+import warnings
 
-import duckdb
-import pytest
-from engines import postgres_server, spark_session, unavailable
+# ranx (a peer of tests/test_peer_names.py, test_profiles.py and test_compare.py) runs as the
+# Python it is written in, not compiled by numba: on the tests' few users the compilation was
+# all of its cost (a fresh environment, as in CI: test_ranx_names_give_ranx_numbers 68 s, 11.6 s
+# with numba's cache; its ranx.evaluate call 0.02 s uncompiled against 4.9 s from that cache;
+# the same numbers). The benchmarks run ranx compiled and check its numbers (benchmarks/run.py,
+# compare_ranx.py; CI runs both). Set before anything imports numba, which reads it once.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+
+import duckdb  # noqa: E402
+import pytest  # noqa: E402
+from engines import postgres_server, spark_session, unavailable  # noqa: E402
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -12,6 +21,7 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, min(os.cpu_count() or 1, 4))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups off the marks
 def pytest_collection_modifyitems(config, items):
     """Every test of the Spark session runs in one xdist worker (`--dist loadgroup` in
     pyproject.toml): one JVM starts and warms up, instead of one per worker (a session takes
@@ -19,6 +29,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """Say so when the Spark group was lost (pytest-xdist names a group in the node id, which
+    pytest 9.2 no longer lets it change): every worker would start and warm its own JVM."""
+    if not getattr(session.config.option, "loadgroup", False):  # (set in xdist's workers)
+        return
+    lost = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        message = (f"the xdist_group of {len(lost)} Spark tests did not reach pytest-xdist (pytest "
+                   f"{pytest.__version__}): each worker starts its own Spark session")
+        warnings.warn(pytest.PytestWarning(message), stacklevel=1)
 
 
 @pytest.fixture

@@ -209,10 +209,11 @@ def test_warehouse_example(spark, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("ansi", ["true", "false"])
 def test_ansi_mode_on_and_off(spark, ansi):
-    """Under Spark's own code generation and broadcast joins too (the tests' session
-    interprets expressions and joins by sorting: tests/engines.py)."""
+    """Under Spark's own code generation, broadcast joins and adaptive execution too (the
+    tests' session interprets expressions, joins by sorting and plans once: tests/engines.py)."""
     settings = {"spark.sql.ansi.enabled": ansi, "spark.sql.codegen.factoryMode": "FALLBACK",
-                "spark.sql.codegen.wholeStage": "true", **BROADCAST}  # fmt: skip
+                "spark.sql.codegen.wholeStage": "true", "spark.sql.adaptive.enabled": "true",
+                **BROADCAST}  # fmt: skip
     with spark_settings(spark, settings):
         for ties in ("item_desc", "average"):
             metrics = ["ndcg@2", "recall@2", "hit_rate@1"]
