@@ -33,13 +33,14 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
-    """Say so when the Spark group was lost (pytest-xdist names a group in the node id, which
-    pytest 9.2 no longer lets it change): every worker would start and warm its own JVM."""
+    """Say so when the xdist groups were lost (pytest-xdist names a group in the node id, which
+    pytest 9.2 no longer lets it change): every worker would start and warm its own JVM (and
+    run the peers' interpreters of tests/test_profiles.py)."""
     if not getattr(session.config.option, "loadgroup", False):  # (set in xdist's workers)
         return
     lost = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
     if lost:
-        message = (f"the xdist_group of {len(lost)} Spark tests did not reach pytest-xdist (pytest "
+        message = (f"the xdist_group of {len(lost)} tests did not reach pytest-xdist (pytest "
                    f"{pytest.__version__}): each worker starts its own Spark session")
         warnings.warn(pytest.PytestWarning(message), stacklevel=1)
 

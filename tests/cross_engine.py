@@ -9,8 +9,6 @@ import math
 import duckdb
 import pyarrow as pa
 import reference
-from hypothesis import strategies as st
-from strategies import UNIT_KEYS, EvalData, as_units, eval_data
 
 import sqlmetrics
 
@@ -34,35 +32,6 @@ CASES = [
     {"threshold": 2, "empty": "skip", "ties": "trec_eval"},
     {"duplicates": "all"},
 ]
-
-
-@st.composite
-def batched(draw, parts: int = 6, string_ids: bool | None = None):
-    """Several eval_data() draws as ONE data set (for engines where each query costs a second):
-    part i's users become i * 100 + user and its groups "b<i>/<group>", so the parts never
-    meet, except where a convention joins every group with every truth user (missing='zero'),
-    which the reference does alike. The parts share their mode (single table or truth) and
-    their kind of item ids, which are columns of the one table."""
-    single_table = draw(st.booleans())
-    string_ids = draw(st.booleans()) if string_ids is None else string_ids
-    recs, truth = [], []
-    for i in range(1, parts + 1):
-        part = draw(eval_data(single_table=single_table, string_ids=string_ids))
-        for row in part.recs:
-            group = f"b{i}" if row.get("group") is None else f"b{i}/{row['group']}"
-            recs.append({**row, "user": i * 100 + row["user"], "group": group})
-        for row in part.truth or []:
-            truth.append({**row, "user": i * 100 + row["user"]})
-    item_type = pa.string() if string_ids else pa.int64()
-    return EvalData(recs, None if single_table else truth, item_type, True)
-
-
-@st.composite
-def batched_units(draw, parts: int = 6):
-    """batched() with each user a unit of several key columns (strategies.as_units; the users
-    i * 100 + u stay distinct units, and share their first key column in threes)."""
-    kind = draw(st.sampled_from(sorted(UNIT_KEYS)))
-    return as_units(draw(batched(parts)), kind)
 
 
 def case_id(conventions: dict) -> str:

@@ -133,6 +133,36 @@ def eval_data(draw, *, single_table=None, grouped=None, string_ids=None, max_ite
     return EvalData(list(rows), None if single_table else truth, item_type, grouped)
 
 
+@st.composite
+def batch(draw, most=8, *, parts=None, tag_groups=False, single_table=None, grouped=None,
+          string_ids=None, max_items=6):
+    """1 to `most` (or exactly `parts`) eval_data() draws as ONE data set: every statement costs
+    DuckDB tens of milliseconds to plan, whatever its few rows, so a batch checks several random
+    cases for the price of one. Part i's users become i * 100 + user, so the parts never meet
+    (except where a convention joins every group with every truth user, missing='zero', which
+    the reference does alike); they share their mode (single table or truth, grouped or not)
+    and their kind of item ids, which are columns of the one table. tag_groups: each part its
+    own groups, "b<i>" or "b<i>/<group>" (then always grouped), so that each part's aggregates
+    are checked too. The rows are shuffled across the parts."""
+    single_table = draw(st.booleans()) if single_table is None else single_table
+    string_ids = draw(st.booleans()) if string_ids is None else string_ids
+    if not tag_groups:  # tagged parts draw their own: the tags group them all
+        grouped = draw(st.booleans()) if grouped is None else grouped
+    recs, truth = [], []
+    for i in range(draw(st.integers(1, most)) if parts is None else parts):
+        part = draw(eval_data(single_table=single_table, grouped=grouped, string_ids=string_ids,
+                              max_items=max_items))
+        for row in part.recs:
+            row = {**row, "user": i * 100 + row["user"]}
+            if tag_groups:
+                row["group"] = f"b{i}" if row.get("group") is None else f"b{i}/{row['group']}"
+            recs.append(row)
+        truth += [{**row, "user": i * 100 + row["user"]} for row in part.truth or []]
+    item_type = pa.string() if string_ids else pa.int64()
+    return EvalData(list(draw(st.permutations(recs))), None if single_table else truth, item_type,
+                    tag_groups or grouped)
+
+
 cutoffs = st.lists(st.integers(1, 7), min_size=1, max_size=3, unique=True).map(sorted)
 
 
@@ -220,3 +250,11 @@ def unit_data(draw, kind=None, **options):
     """eval_data(**options) over units of several key columns (as_units)."""
     kind = draw(st.sampled_from(sorted(UNIT_KEYS))) if kind is None else kind
     return as_units(draw(eval_data(**options)), kind)
+
+
+@st.composite
+def unit_batch(draw, kind=None, **options):
+    """batch(**options) over units of several key columns (as_units; the users i * 100 + u
+    stay distinct units, and share their first key column in threes)."""
+    kind = draw(st.sampled_from(sorted(UNIT_KEYS))) if kind is None else kind
+    return as_units(draw(batch(**options)), kind)

@@ -14,7 +14,7 @@ import pytest
 import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import FAST, cutoffs, eval_data
+from strategies import FAST, batch, cutoffs
 
 import sqlmetrics
 
@@ -35,9 +35,9 @@ def trec_inputs(data):
 
 
 @pytest.mark.parametrize("ties", ["item_desc", "trec_eval"])
-@settings(FAST, max_examples=60)
+@settings(FAST, max_examples=14)  # batches of 1 to 8 random evaluations (strategies.batch)
 @given(
-    data=eval_data(string_ids=True, grouped=False),
+    data=batch(string_ids=True, grouped=False),
     ks=cutoffs,
     threshold=st.sampled_from([1, 2]),
 )

@@ -14,12 +14,13 @@ import pytest
 import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import FAST, cutoffs, eval_data
+from strategies import FAST, batch, cutoffs
 
 import sqlmetrics
 
 CON = duckdb.connect()
-SETTINGS = settings(FAST, max_examples=15)
+# each example a batch of 1 to 8 random evaluations (strategies.batch: ~15 per case)
+SETTINGS = settings(FAST, max_examples=4)
 
 CASES = [
     pytest.param({}, id="defaults"),
@@ -109,7 +110,7 @@ def check_against_reference(data, metrics, frame, conventions):
 @pytest.mark.parametrize("conventions", CASES)
 @SETTINGS
 @given(
-    data=eval_data(),
+    data=batch(),
     ks=cutoffs,
     with_r_precision=st.booleans(),
     frame=st.sampled_from(["arrow", "polars"]),
@@ -119,9 +120,9 @@ def test_matches_reference(conventions, data, ks, with_r_precision, frame):
     check_against_reference(data, metrics, frame, conventions)
 
 
-@settings(SETTINGS, max_examples=20)
+@settings(SETTINGS, max_examples=5)
 @given(
-    data=eval_data(string_ids=False),
+    data=batch(string_ids=False),
     ks=cutoffs,
     ties=st.sampled_from(["item_desc", "item_asc", "trec_eval"]),
 )

@@ -18,7 +18,7 @@ import pytest
 import sqlglot
 from cross_engine import CASES, DUCKDB, assert_close_tables, case_id, metric_names
 from hypothesis import given, settings
-from strategies import FAST, cutoffs, eval_data
+from strategies import FAST, batch, cutoffs
 
 import sqlmetrics
 from sqlmetrics.dialects import get as get_dialect
@@ -212,8 +212,8 @@ def _through_duckdb(data, metrics, conventions, dialect) -> pa.Table:
 
 @pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
 @pytest.mark.parametrize("conventions", CASES, ids=case_id)
-@settings(FAST, max_examples=4)
-@given(data=eval_data(), ks=cutoffs)
+@settings(FAST, max_examples=2)  # batches of 1 to 8 random evaluations
+@given(data=batch(), ks=cutoffs)
 def test_bigquery_and_snowflake_text_computes_the_same(dialect, conventions, data, ks):
     metrics = metric_names(ks, conventions.get("ties", "item_desc"), True)
     expected = sqlmetrics.evaluate(

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import CUTOFF_METRICS, TIE_AVERAGED
-from strategies import FAST, GRADES, eval_data
+from strategies import FAST, GRADES, batch
 
 import sqlmetrics
 
 CON = duckdb.connect()
-SETTINGS = settings(FAST, max_examples=40)
+# each example a batch of 1 to 8 random evaluations (strategies.batch: ~40 per test)
+SETTINGS = settings(FAST, max_examples=10)
 KS = (1, 3, 5)
 BOUNDED = ("ndcg", "precision", "recall", "hit_rate", "mrr", "map", "mar", "r_precision")
 
@@ -46,7 +47,7 @@ def evaluate(data, metrics, *, per_user, recs=None, truth=None, con=CON, **optio
 
 
 @SETTINGS
-@given(data=eval_data(), options=conventions)
+@given(data=batch(), options=conventions)
 def test_bounds(data, options):
     metrics = metrics_for(options["ties"])
     rows = evaluate(data, metrics, per_user=True, **options).to_pylist()
@@ -127,8 +128,8 @@ def run_with_threads(con, threads, call):
 
 # 15, not 40: these few rows fit one row group, so DuckDB's second thread has little to do here;
 # the parallel schedules are exercised by the test on larger data below
-@settings(SETTINGS, max_examples=15)
-@given(data=eval_data(), options=conventions)
+@settings(SETTINGS, max_examples=4)
+@given(data=batch(), options=conventions)
 def test_same_result_with_one_or_two_threads(data, options):
     metrics = metrics_for(options["ties"])
     for per_user in (True, False):
@@ -181,7 +182,7 @@ def test_same_result_with_one_or_two_threads_on_larger_data(ties):
 
 
 @SETTINGS
-@given(data=eval_data(), options=conventions, shuffle=st.data())
+@given(data=batch(), options=conventions, shuffle=st.data())
 def test_input_row_order_does_not_matter(data, options, shuffle):
     metrics = metrics_for(options["ties"])
     recs_rows = shuffle.draw(st.permutations(data.recs), label="recs order")
@@ -198,7 +199,7 @@ def test_input_row_order_does_not_matter(data, options, shuffle):
 
 
 @SETTINGS
-@given(data=eval_data(), options=conventions)
+@given(data=batch(), options=conventions)
 def test_aggregate_is_the_mean_of_per_user_values(data, options):
     metrics = metrics_for(options["ties"])
     per_user = evaluate(data, metrics, per_user=True, **options).to_pylist()

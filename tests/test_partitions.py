@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import FAST, eval_data
+from strategies import FAST, batch
 from test_invariants import assert_identical, conventions, large_inputs, metrics_for
 
 import sqlmetrics
@@ -22,8 +22,8 @@ def evaluate(data, metrics, **options):
     return sqlmetrics.evaluate(CON, data.recs_table(), metrics, truth=data.truth_table(), by=by, **options)
 
 
-@settings(FAST, max_examples=40)
-@given(data=eval_data(), options=conventions, partitions=st.integers(2, 5))
+@settings(FAST, max_examples=10)  # batches of 1 to 8 random evaluations (strategies.batch)
+@given(data=batch(), options=conventions, partitions=st.integers(2, 5))
 def test_partitions_give_the_numbers_of_one_statement(data, options, partitions):
     # a few users spread over up to 5 partitions: some partitions hold no user, some groups
     # have no user in a partition (missing="zero" must still evaluate them there)

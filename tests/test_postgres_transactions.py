@@ -45,3 +45,31 @@ def test_an_input_error_says_what_became_of_the_transaction(pg_uri, recs, error,
         with pytest.raises(sqlmetrics.UnknownTableError):
             sqlmetrics.evaluate(con, "no_such_table", ["ndcg@3"], truth=TRUTH)
         assert _rows(con, "SELECT count(*) FROM work WHERE x = 2") == [(1,)]
+
+
+@pytest.mark.parametrize("fails", [False, True])
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_the_callers_jit_setting_is_put_back(pg_uri, autocommit, fails):
+    """sqlmetrics runs its statement with jit off (sqlmetrics/engines/postgres.py) and puts
+    the caller's setting back: inside the open transaction (SET LOCAL, or a rollback after a
+    failure) and in the session under autocommit, whether the statement succeeds or fails."""
+    import adbc_driver_postgresql.dbapi
+
+    recs = BAD_RECS[0][0] if fails else pa.table({"user_id": [1], "item_id": ["a"], "score": [0.5]})
+    with adbc_driver_postgresql.dbapi.connect(pg_uri, autocommit=autocommit) as con:
+        if not autocommit:
+            con.commit()
+        _execute(con, "SET jit = on")
+        _execute(con, "SET jit_above_cost = 12345")
+        if fails:
+            with pytest.raises(sqlmetrics.InvalidDataError):
+                sqlmetrics.evaluate(con, recs, ["ndcg@3"], truth=TRUTH)
+        else:
+            sqlmetrics.evaluate(con, recs, ["ndcg@3"], truth=TRUTH)
+        if fails and not autocommit:  # the rollback undid the SETs made in the transaction too
+            assert _rows(con, "SELECT current_setting('jit_above_cost')") == [("100000",)]
+            default = "SELECT current_setting('jit') = reset_val FROM pg_settings WHERE name = 'jit'"
+            assert _rows(con, default) == [(True,)]
+        else:
+            assert _rows(con, "SELECT current_setting('jit_above_cost')") == [("12345",)]
+            assert _rows(con, "SELECT current_setting('jit')") == [("on",)]

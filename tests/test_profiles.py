@@ -232,6 +232,7 @@ def recommenders_numbers() -> dict:
     return dict(zip(SEEDS, run_cases(variable, tool, "recommenders_run.py", cases), strict=True))
 
 
+@pytest.mark.xdist_group("recommenders")  # one worker runs Recommenders for all seeds
 @pytest.mark.parametrize("seed", SEEDS)
 def test_recommenders_profile_is_microsoft_recommenders(seed):
     expected = recommenders_numbers()[seed]
@@ -298,6 +299,9 @@ def evidently_numbers() -> dict:
     return dict(zip(EVIDENTLY_CASES, numbers, strict=True))
 
 
+# one worker runs Evidently's interpreter (seconds: importing Evidently, a report per k) for all
+# the cases, not each worker its own (pytest-xdist's --dist loadgroup)
+@pytest.mark.xdist_group("evidently")
 @pytest.mark.parametrize(("seed", "ties"), EVIDENTLY_CASES,
                          ids=[f"{s}-{'score-ties' if t else 'distinct-scores'}" for s, t in EVIDENTLY_CASES])
 def test_evidently_profile_is_evidently(seed, ties):

@@ -2,7 +2,7 @@
 
 One SparkSession for the whole run (the `spark` fixture of tests/conftest.py). Every Spark
 query costs a second or more in local mode, so each random example here is twelve of the DuckDB
-tests' examples evaluated in one query (cross_engine.batched: disjoint users, one group per
+tests' examples evaluated in one query (strategies.batch: disjoint users, one group per
 part), and Hypothesis's first, degenerate example (twelve copies of the simplest draw: one user,
 one item, k=1; test_against_reference.py covers it on DuckDB) is not sent to Spark."""
 
@@ -16,8 +16,6 @@ from cross_engine import (
     CASES,
     DUCKDB,
     assert_close_tables,
-    batched,
-    batched_units,
     case_id,
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
@@ -33,7 +31,7 @@ from cross_engine import (
 from engines import BROADCAST, spark_settings
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from strategies import FAST, cutoffs
+from strategies import FAST, batch, cutoffs, unit_batch
 
 import sqlmetrics
 
@@ -57,7 +55,7 @@ def views(spark) -> list[str]:
 
 @pytest.mark.parametrize("conventions", CASES, ids=case_id)
 @SETTINGS
-@given(data=batched(PARTS), ks=cutoffs, with_r_precision=st.booleans())
+@given(data=batch(parts=PARTS, tag_groups=True), ks=cutoffs, with_r_precision=st.booleans())
 def test_matches_duckdb_and_reference(spark, conventions, data, ks, with_r_precision):
     assume(not degenerate(data, ks))
     metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
@@ -65,7 +63,7 @@ def test_matches_duckdb_and_reference(spark, conventions, data, ks, with_r_preci
 
 
 @SETTINGS
-@given(data=batched(PARTS, string_ids=False), ks=cutoffs,
+@given(data=batch(parts=PARTS, tag_groups=True, string_ids=False), ks=cutoffs,
        ties=st.sampled_from(["item_desc", "item_asc", "trec_eval"]))
 def test_tie_orders_with_integer_ids(spark, data, ks, ties):
     """Integer ids: trec_eval compares them as text ("9" > "10"), the others as numbers."""
@@ -75,7 +73,7 @@ def test_tie_orders_with_integer_ids(spark, data, ks, ties):
 
 @pytest.mark.parametrize("conventions", CASES, ids=case_id)
 @SETTINGS
-@given(data=batched_units(PARTS), ks=cutoffs, with_r_precision=st.booleans())
+@given(data=unit_batch(parts=PARTS, tag_groups=True), ks=cutoffs, with_r_precision=st.booleans())
 def test_unit_keys_match_duckdb_and_reference(spark, conventions, data, ks, with_r_precision):
     """Units of several key columns (integer, text, DATE; strategies.UNIT_KEYS)."""
     assume(not degenerate(data, ks))
@@ -226,7 +224,7 @@ def test_ansi_mode_on_and_off(spark, ansi):
 
 
 @SETTINGS
-@given(data=batched())
+@given(data=batch(parts=6, tag_groups=True))
 def test_trec_measures_match_duckdb(spark, data):
     assume(not degenerate(data, [1]))
     check_trec_measures(spark, data)

@@ -21,7 +21,7 @@ import reference
 from cross_engine import assert_close_tables
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import FAST, EvalData, eval_data
+from strategies import FAST, EvalData, batch
 from test_against_pytrec_eval import trec_inputs
 from test_dialects import TREC, TREC_AVERAGED, _through_duckdb
 from test_trec_eval_parity import CASES, TOLERANCE, data_dir
@@ -118,8 +118,8 @@ def close(a, b) -> bool:
 
 
 @pytest.mark.parametrize("ties", ["item_desc", "trec_eval"])
-@settings(FAST, max_examples=60)
-@given(data=eval_data(string_ids=True, grouped=False), threshold=st.sampled_from([1, 2]))
+@settings(FAST, max_examples=14)  # batches of 1 to 8 random evaluations (strategies.batch)
+@given(data=batch(string_ids=True, grouped=False), threshold=st.sampled_from([1, 2]))
 def test_matches_trec_eval_per_query_and_aggregated(ties, data, threshold):
     data = without_all_negative_queries(data)
     run, qrels = trec_inputs(data)
@@ -268,9 +268,9 @@ def judged_reference(data, k: int | None, ties: str, missing: str = "skip") -> d
 
 
 @pytest.mark.parametrize("ties", ["item_desc", "item_asc", "average"])
-@settings(FAST, max_examples=40)
+@settings(FAST, max_examples=10)
 @given(
-    data=eval_data(grouped=False),
+    data=batch(grouped=False),
     k=st.sampled_from([1, 2, 3, 10, None]),
     missing=st.sampled_from(["skip", "zero"]),
 )
@@ -293,8 +293,8 @@ TIE_FREE = ["num_q", "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall",
             "ndcg", "precision", "recall", "hit_rate", "cg", "dcg", "idcg", "arhr"]
 
 
-@settings(FAST, max_examples=30)
-@given(data=eval_data(grouped=False))
+@settings(FAST, max_examples=8)
+@given(data=batch(grouped=False))
 def test_whole_list_order_free_measures_ignore_ties_average(data):
     """Counts and set measures do not depend on the order: ties="average" gives the exact
     orders' numbers; the whole-list ndcg, cg, ... are the expectation over tie orders."""
@@ -319,8 +319,8 @@ def test_whole_list_order_free_measures_ignore_ties_average(data):
 
 @pytest.mark.parametrize("missing", ["skip", "zero"])
 @pytest.mark.parametrize("empty", ["zero", "skip"])
-@settings(FAST, max_examples=8)
-@given(data=eval_data(grouped=True))
+@settings(FAST, max_examples=3)
+@given(data=batch(grouped=True))
 def test_aggregates_from_per_user_values_and_partitions(data, missing, empty):
     """Per group: num_* are sums of the per-user values, num_q the users, gm_map the geometric
     mean of per-user AP floored at 1e-5, the rest means; partitions=3 gives the same."""
@@ -386,8 +386,8 @@ def test_no_interval_or_paired_test_of_a_sum_or_geometric_mean(name):
 BETAS = ("0", "0.5", "2.5")  # set_F's parameter, trec_eval's set_F.x (x not squared)
 
 
-@settings(FAST, max_examples=40)
-@given(data=eval_data(string_ids=True, grouped=False), threshold=st.sampled_from([1, 2]))
+@settings(FAST, max_examples=10)
+@given(data=batch(string_ids=True, grouped=False), threshold=st.sampled_from([1, 2]))
 def test_set_F_with_a_beta_matches_trec_eval(data, threshold):
     """trec_eval's set_F.x = (x + 1) P R / (x P + R) per query and its mean, for x = 0 (set_P),
     0.5 and 2.5; pytrec_eval keys each as "set_F", so one evaluator per beta."""
@@ -467,8 +467,8 @@ def test_names_refused(label, message):
 @pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
 @pytest.mark.parametrize("conventions", [{}, {"missing": "zero", "threshold": 2}, {"ties": "average"}],
                          ids=["defaults", "missing-zero", "average"])
-@settings(FAST, max_examples=4)
-@given(data=eval_data())
+@settings(FAST, max_examples=2)
+@given(data=batch())
 def test_trec_measures_in_bigquery_and_snowflake_text(dialect, conventions, data):
     metrics = TREC_AVERAGED if conventions.get("ties") == "average" else TREC
     expected = sqlmetrics.evaluate(
@@ -501,8 +501,8 @@ def test_dotted_names_in_bigquery():
 
 
 @pytest.mark.parametrize("ties", ["item_desc", "average"])
-@settings(FAST, max_examples=20)
-@given(data=eval_data(), k=st.sampled_from([1, 2, 3]))
+@settings(FAST, max_examples=5)
+@given(data=batch(), k=st.sampled_from([1, 2, 3]))
 def test_success_is_hit_rate(ties, data, k):
     """success@k is hit_rate@k (asked alone, so that it builds its own tie windows)."""
     options = dict(truth=data.truth_table(), per_user=True, ties=ties,

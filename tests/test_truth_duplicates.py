@@ -12,13 +12,14 @@ import pytest
 import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import FAST, cutoffs, eval_data
+from strategies import FAST, batch, cutoffs
 from test_against_reference import close, metric_names
 
 import sqlmetrics
 
 CON = duckdb.connect()
-SETTINGS = settings(FAST, max_examples=12)
+# each example a batch of 1 to 8 random evaluations (strategies.batch: ~12 per case)
+SETTINGS = settings(FAST, max_examples=4)
 REPEATED_GRADES = (-1, 0, 0.5, 1, 1, 2, 3)  # a second row's grade: any, fractional too
 
 CASES = [
@@ -33,9 +34,9 @@ CASES = [
 
 @st.composite
 def event_data(draw):
-    """eval_data() in truth mode, then some truth rows repeated (up to 3 more times, each
+    """batch() in truth mode, then some truth rows repeated (up to 3 more times, each
     copy with its own grade) and the rows shuffled."""
-    data = draw(eval_data(single_table=False))
+    data = draw(batch(single_table=False))
     truth = list(data.truth)
     for row in data.truth:
         for _ in range(draw(st.sampled_from((0, 0, 1, 1, 2, 3)))):
@@ -165,7 +166,7 @@ def combined_table(data, how) -> pa.Table:
 
 
 @pytest.mark.parametrize("how", ["max", "sum"])
-@settings(SETTINGS, max_examples=8)
+@settings(SETTINGS, max_examples=3)
 @given(data=event_data(), threshold=st.sampled_from([1, 2]))
 def test_beyond_accuracy_metrics_read_the_combined_grades(how, data, threshold):
     """fcp (which reads the truth itself) and serendipity (through the relevant items) see
@@ -200,7 +201,7 @@ def test_beyond_accuracy_metrics_read_the_combined_grades(how, data, threshold):
 
 
 @pytest.mark.parametrize("how", ["max", "sum"])
-@settings(SETTINGS, max_examples=6)
+@settings(SETTINGS, max_examples=2)
 @given(data=event_data())
 def test_partitions_and_sql_follow_the_convention(how, data):
     metrics = ["ndcg@3", "map@3", "recall@2"]

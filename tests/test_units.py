@@ -24,11 +24,12 @@ import pytrec_eval
 from cross_engine import CASES, DUCKDB, case_id, check_engine, metric_names
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import FAST, UNIT_KEYS, cutoffs, unit_data
+from strategies import FAST, UNIT_KEYS, cutoffs, unit_batch
 
 import sqlmetrics
 
-SETTINGS = settings(FAST, max_examples=12)
+# each example a batch of 1 to 8 random evaluations (strategies.batch: ~12 per case)
+SETTINGS = settings(FAST, max_examples=4)
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("conventions", CASES, ids=case_id)
 @SETTINGS
-@given(data=unit_data(), ks=cutoffs, with_r_precision=st.booleans())
+@given(data=unit_batch(), ks=cutoffs, with_r_precision=st.booleans())
 def test_matches_reference(conventions, data, ks, with_r_precision):
     """Per unit (every key column in the result) and per group, = the reference with tuple keys."""
     metrics = metric_names(ks, conventions.get("ties", "item_desc"), with_r_precision)
@@ -49,9 +50,9 @@ def _qid(key: tuple) -> str:
 
 
 @pytest.mark.parametrize("ties", ["item_desc", "trec_eval"])
-@settings(FAST, max_examples=25)
+@settings(FAST, max_examples=7)
 @given(
-    data=unit_data(string_ids=True, grouped=False),
+    data=unit_batch(string_ids=True, grouped=False),
     ks=cutoffs,
     threshold=st.sampled_from([1, 2]),
 )
@@ -461,8 +462,8 @@ def test_every_dialect_parses_units(dialect):
 
 
 @pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
-@settings(FAST, max_examples=10)
-@given(data=unit_data(), ks=cutoffs, conventions=st.sampled_from(CASES))
+@settings(FAST, max_examples=3)
+@given(data=unit_batch(), ks=cutoffs, conventions=st.sampled_from(CASES))
 def test_bigquery_and_snowflake_text_computes_the_same(dialect, data, ks, conventions):
     """Their text, translated by sqlglot and run in DuckDB, gives evaluate()'s numbers."""
     import sqlglot

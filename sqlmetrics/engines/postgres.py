@@ -17,6 +17,7 @@ back, so that the connection is usable again, and its error says that this happe
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import uuid
 from pathlib import Path
@@ -133,12 +134,20 @@ class PostgresEngine:
     def run(self, sql: str) -> pa.Table:
         import adbc_driver_manager
 
+        previous = None
         try:
             with self.con.cursor() as cur:
+                previous = self._jit_off(cur)
                 cur.execute(sql)
-                return _plain(cur.fetch_arrow_table())
+                table = _plain(cur.fetch_arrow_table())
+                if previous is not None:
+                    self._set_jit(cur, previous)
+                return table
         except adbc_driver_manager.Error as exc:
             self.failed = True
+            if previous is not None and self.autocommit:  # (else release()'s rollback undoes it)
+                with contextlib.suppress(adbc_driver_manager.Error), self.con.cursor() as cur:
+                    self._set_jit(cur, previous)
             problem = input_problem(exc)
             if problem is None:
                 raise
@@ -146,6 +155,27 @@ class PostgresEngine:
             problem = problem[:-1] if problem.endswith('"') else problem
             error = DuplicateRowError if " duplicate " in problem else InvalidDataError
             raise error(problem + self._aborted_note()) from None
+
+    # PostgreSQL's JIT compiles a statement's expressions with LLVM once its estimated cost
+    # passes jit_above_cost (100,000 by default). sqlmetrics' statements pass it on a few
+    # hundred rows (their CTEs' sizes are unknown to the planner: 200 rows each, multiplied by
+    # every join), and compiling their hundreds of expressions takes seconds to a minute: 37
+    # metrics on 96 rows, 779 functions, 49.9 s in LLVM; the whole evaluation 0.38 s without
+    # (PostgreSQL 15, 2026-11-25, docs/engines.md). So the statement runs with jit off, and
+    # the setting is put back right after it: SET LOCAL inside the caller's open transaction,
+    # the session's own setting under autocommit.
+    def _jit_off(self, cur: Any) -> str | None:
+        """Turn jit off; the value to put back, or None (off already, or no JIT: before 11)."""
+        cur.execute("SELECT current_setting('jit', true)")
+        previous = cur.fetchall()[0][0]
+        if previous is None or previous == "off":
+            return None
+        self._set_jit(cur, "off")
+        return previous
+
+    def _set_jit(self, cur: Any, value: str) -> None:
+        cur.execute("SELECT set_config('jit', $1, $2)", parameters=(value, not self.autocommit))
+        cur.fetchall()
 
     def _aborted_note(self) -> str:
         """PostgreSQL aborts the open transaction on any error, and the ADBC driver then runs
