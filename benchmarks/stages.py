@@ -7,8 +7,9 @@ Times cumulative prefixes of the very statement sqlmetrics runs (`sqlmetrics.sql
 its CTEs), alternated on one connection, against DuckDB's score-only top-10 floor:
 
   floor              arg_max(item_id, score, 10) per user
-  candidates         the statement's recs_candidates aggregation alone
-  exact top-10       ... + recs_lists: the candidates put in the complete order, ties, checks
+  candidates         the statement's recs_candidates alone: the aggregation, and each user's
+                     candidates put in the complete order (its top list if exact)
+  exact top-10       ... + recs_lists: the fallback for ties beyond the candidates, checks
   floor + metrics    the statement with its exact top-10 replaced by the floor's score-only
                      top-10 (ties in no particular order, no recs checks): what it would cost
                      if the exact order were free. Its numbers may differ in tied positions.
@@ -36,7 +37,7 @@ METRICS = ["ndcg@10", "map@10", "recall@10", "precision@10", "mrr@10"]
 # the CTEs the statement is cut at (sql/ranking/ranked_lists.sql.j2, sql/inputs/recs_lists.sql.j2):
 # the candidates, the exact top lists, and the first step after them (the lists as rows)
 CANDIDATES = "recs_candidates AS MATERIALIZED ("
-TOP = "recs_lists AS MATERIALIZED ("
+TOP = "recs_lists AS NOT MATERIALIZED ("
 AFTER_TOP = "recs_top AS ("
 
 
@@ -58,16 +59,18 @@ def stage_queries(statement: str, recs: str) -> dict[str, str]:
     # the recs_candidates CTE alone: from its name to the ")," that closes it
     candidates_end = statement.index("\n),", candidates_at)
     candidates = statement[candidates_at:candidates_end] + "\n)"
+    # (recs_candidates stays a name: the truth aggregation waits for it, sql/inputs/truth_tables)
     score_only_top = (
         "recs_lists AS MATERIALIZED (\n"
         "    SELECT user_id AS _user, arg_max(item_id, score, 10) AS _top, NULL::VARCHAR AS _problem\n"
         f"    FROM {source}\n    GROUP BY user_id\n),\n"
+        "recs_candidates AS (SELECT _user FROM recs_lists),\n"
     )
     return {
         "floor": "SELECT sum(len(t)) FROM (SELECT user_id, arg_max(item_id, score, 10) AS t "
         f"FROM {source} GROUP BY user_id)",
-        "candidates": f"WITH {candidates}\nSELECT count(*), sum(len(_cand_items)), sum(len(_cand_keys)), "
-        "max(_bad_row) FROM recs_candidates",
+        "candidates": f"WITH {candidates}\nSELECT count(*), sum(len(_cand_top)), "
+        "count(*) FILTER (NOT _exact), max(_bad_row) FROM recs_candidates",
         "exact top-10": statement[:after_top_at].rstrip().rstrip(",")
         + "\nSELECT count(*), sum(len(_top)), count(_problem) FROM recs_lists",
         "floor + metrics": statement[:candidates_at] + score_only_top + statement[after_top_at:],

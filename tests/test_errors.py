@@ -109,6 +109,32 @@ def test_bad_values_in_recs(con, column, value, message):
         evaluate(con, recs=pa.table(data))
 
 
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        ("user_id", None, "^truth .* has a NULL user_id$"),
+        ("item_id", None, "^truth .* has a NULL item_id for user_id = 1$"),
+        ("relevance", math.nan, "^truth .* has a NaN or infinite relevance for user_id = 1$"),
+        ("relevance", -math.inf, "^truth .* has a NaN or infinite relevance for user_id = 1$"),
+    ],
+)
+@pytest.mark.parametrize("form", ["one aggregation", "grouped by item", "average ties"])
+def test_bad_values_in_truth(con, column, value, message, form):
+    # DuckDB reads the truth in one aggregation where no rows of an item combine, else grouped
+    # by (user, item) first (inputs/truth_tables.sql.j2): the same checks, the same messages
+    options = {"grouped by item": {"truth_duplicates": "max"}, "average ties": {"ties": "average"}}
+    data = {**TRUTH.to_pydict(), "relevance": [1.0, 1.0]}
+    data[column][0] = value
+    for name, frame in (("recs_t", RECS), ("truth_t", pa.table(data))):
+        con.register("frame", frame)
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
+        con.unregister("frame")
+    text = sqlmetrics.sql(con, "recs_t", ["ndcg@10"], truth="truth_t", **options.get(form, {}))
+    assert ("truth_items AS" in text) == (form != "one aggregation")
+    with pytest.raises(sqlmetrics.InvalidDataError, match=message):
+        evaluate(con, truth=pa.table(data), **options.get(form, {}))
+
+
 def test_null_relevance_means_zero(con):
     truth = pa.table({"user_id": [1, 2], "item_id": [11, 10], "relevance": [None, 1]})
     out = evaluate(con, truth=truth, metrics=["hit_rate@2"])
