@@ -10,6 +10,14 @@ import pyarrow as pa
 from .errors import DuplicateRowError, InvalidDataError
 
 _MARKER = "sqlmetrics: "
+_COPY_WARNING = "Arrow output on a DB-API result"
+
+# Also once for the process: catch_warnings() below swaps the process's filter list, which is
+# not thread-safe (a thread leaving it restores the list another thread's call is running
+# under, or leaves its own copy in place), so two threads evaluating at once could let the
+# warning through. Both filters match warnings raised from this module only, so a list left
+# behind never silences the caller's own calls.
+warnings.filterwarnings("ignore", message=_COPY_WARNING, category=UserWarning, module=__name__)
 
 
 def run(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
@@ -31,7 +39,7 @@ def _arrow(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
     the result's rows, one per group or user, which costs little beside the statement; that
     warning is not the caller's business, whatever their own filters say."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Arrow output on a DB-API result", category=UserWarning)
+        warnings.filterwarnings("ignore", message=_COPY_WARNING, category=UserWarning, module=__name__)
         result = con.execute(sql)
         # (DuckDB 2 names it to_arrow_table; 1.x connections have fetch_arrow_table)
         fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table

@@ -4,6 +4,9 @@ in a statement, so the statement's input checks hand their problem to Python ins
 raising, and the inputs are looked at without failing statements where that can be known
 beforehand."""
 
+import subprocess
+import sys
+
 import duckdb
 import pandas as pd
 import pyarrow as pa
@@ -125,3 +128,31 @@ def test_sql_text_keeps_its_own_error_checks(con):
     assert "error('sqlmetrics: '" in text and "__sqlmetrics_problem" not in text
     with pytest.raises(duckdb.Error, match="sqlmetrics: recs .* NULL score"):
         con.sql(text).fetchall()
+
+
+def test_no_copy_warning_reaches_the_caller_from_threads(tmp_path):
+    # DuckDB warns that Arrow from a DB-API result copies the rows; sqlmetrics silences that for
+    # its own call (sqlmetrics/run.py) with a filter that must hold while threads evaluate at
+    # once, even under a caller's "always" (catch_warnings alone is not thread-safe)
+    script = (
+        "import threading, warnings, duckdb, pyarrow as pa, sqlmetrics\n"
+        "recs = pa.table({'user_id': [1, 1], 'item_id': [1, 2], 'score': [0.5, 0.4]})\n"
+        "truth = pa.table({'user_id': [1], 'item_id': [1]})\n"
+        "seen = []\n"
+        "warnings.showwarning = lambda message, *rest: seen.append(str(message))\n"
+        "def work():\n"
+        "    con = duckdb.connect()\n"
+        "    for _ in range(40):\n"
+        "        sqlmetrics.evaluate(con, recs, ['ndcg@2'], truth=truth)\n"
+        "threads = [threading.Thread(target=work) for _ in range(4)]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "con = duckdb.connect()\n"
+        "con.execute('SELECT 1').to_arrow_table()  # the caller's own call still warns\n"
+        "print(sum('Arrow output' in m for m in seen))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "always::UserWarning", "-c", script],
+        capture_output=True, text=True, check=True,
+    )
+    assert out.stdout.split() == ["1"], out.stdout + out.stderr
