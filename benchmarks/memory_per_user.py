@@ -1,5 +1,5 @@
 """How many users one statement holds under a DuckDB memory_limit: the measurements behind the
-out-of-memory hint's suggested partitions N (sqlmetrics/partitions.py, suggest_partitions).
+out-of-memory hint's suggested partitions N (sqlmetrics/statement/partitions.py, suggest_partitions).
 
     python benchmarks/generate.py --users 300000 --candidates 100 --out /tmp/oom/300k100
     python benchmarks/memory_per_user.py /tmp/oom/300k100 --limits 200MB,500MB,1GB

@@ -6,23 +6,8 @@ sqlmetrics.ndcg(con, "events", k=10)
 sqlmetrics.evaluate(con, "recs", ["ndcg@10", "map@10"], truth="purchases", by="model")
 """
 
-from .api import evaluate, sql
-from .compare import compare
-from .errors import (
-    ColumnTypeError,
-    ConventionError,
-    DuplicateRowError,
-    InvalidCutoffError,
-    InvalidDataError,
-    MissingColumnError,
-    MissingExtraError,
-    OutOfMemoryError,
-    SqlMetricsError,
-    UnknownMetricError,
-    UnknownTableError,
-    UnsupportedError,
-)
-from .functions import (
+from .api.evaluation import evaluate, sql
+from .api.functions import (
     arhr,
     bpref,
     catalog_coverage,
@@ -58,9 +43,24 @@ from .functions import (
     set_recall,
     success,
 )
-from .registry import METRICS
-from .run import run as _run  # noqa: F401  (its warning filter, in the process's list from the start)
-from .trec import read_qrels, read_run
+from .errors import (
+    ColumnTypeError,
+    ConventionError,
+    DuplicateRowError,
+    InvalidCutoffError,
+    InvalidDataError,
+    MissingColumnError,
+    MissingExtraError,
+    OutOfMemoryError,
+    SqlMetricsError,
+    UnknownMetricError,
+    UnknownTableError,
+    UnsupportedError,
+)
+from .inputs.trec import read_qrels, read_run
+from .names.registry import METRICS
+from .statement.run import run as _run  # noqa: F401  (its warning filter, in the process's list from the start)
+from .stats.compare import compare
 
 __version__ = "0.1.0"
 

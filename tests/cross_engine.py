@@ -270,7 +270,7 @@ def check_exact_sum_forms(scalar, dialect: str) -> None:
     1e-15 of the largest term for the wide form."""
     import math
 
-    from sqlmetrics.templates import environment
+    from sqlmetrics.statement.templates import environment
 
     double = {"duckdb": "DOUBLE", "spark": "DOUBLE", "postgres": "DOUBLE PRECISION"}[dialect]
     template = ("{% import 'exact_sum.sql.j2' as sums with context %}"

@@ -18,6 +18,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics import cli
+from sqlmetrics.cli import report as report_cli
 from sqlmetrics.reports.formats import text_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,7 +244,7 @@ def test_an_unexpected_failure_exits_1_with_its_traceback(logs, capsys, monkeypa
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(sqlmetrics.api, "evaluate", broken)
+    monkeypatch.setattr(sqlmetrics.api.evaluation, "evaluate", broken)
     code, _, err = run(["evaluate", logs / "recommendations.parquet", "-m", "ndcg@10"], capsys)
     assert code == 1 and "Traceback" in err and "RuntimeError: a bug" in err
 
@@ -347,7 +348,7 @@ def test_report_without_a_date_runs_yesterday(logs, capsys, tmp_path, monkeypatc
         zones.append(zone)
         return dt.date(2026, 11, 3)
 
-    monkeypatch.setattr(cli, "_today", today)
+    monkeypatch.setattr(report_cli, "_today", today)
     code, out, err = run(
         ["report", ROOT / "warehouse_examples" / "daily_report.toml", "--db", warehouse], capsys
     )

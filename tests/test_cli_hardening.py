@@ -18,7 +18,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics import cli
-from sqlmetrics.partitions import suggest_partitions
+from sqlmetrics.statement.partitions import suggest_partitions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -166,7 +166,7 @@ def test_any_duckdb_error_is_one_line_naming_what_failed(small, capsys, monkeypa
     def fail(*args, **kwargs):
         raise duckdb.InternalException("INTERNAL Error: something broke\nLINE 1: SELECT ...\n       ^")
 
-    monkeypatch.setattr(sqlmetrics.api, "evaluate", fail)
+    monkeypatch.setattr(sqlmetrics.api.evaluation, "evaluate", fail)
     code, _, err = run(["evaluate", "recs", "--db", small / "w.duckdb", "-m", "ndcg@10"], capsys)
     assert code == 2
     assert one_line(err) == (

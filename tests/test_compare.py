@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 
 import sqlmetrics
-from sqlmetrics.corrections import adjust
+from sqlmetrics.stats.corrections import adjust
 from tests import compare_reference as ref
 
 METRICS = ["ndcg@10", "precision@5"]
@@ -152,7 +152,7 @@ def test_replicates_against_numpy_reference(data, test):
 def test_bootstrap_buckets_of_many_units_against_numpy_reference(data, monkeypatch, buckets):
     # 120 users in 16 buckets (or one): what every bucket holds above 2^16 users, where each
     # replicate's weights are drawn per bucket and weigh the sum of its users' differences
-    monkeypatch.setattr(sqlmetrics.draws, "BOOTSTRAP_BUCKETS", buckets)
+    monkeypatch.setattr(sqlmetrics.stats.draws, "BOOTSTRAP_BUCKETS", buckets)
     con, recs, truth, values = data
     out = sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A",
                              test="bootstrap", replicates=400, seed=7)  # fmt: skip

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from strategies import FAST, batch, cutoffs
 
 import sqlmetrics
-from sqlmetrics.dialects import get as get_dialect
+from sqlmetrics.statement.dialects import get as get_dialect
 
 OTHERS = ("spark", "postgres", "bigquery", "snowflake")
 NAMES = ("duckdb", *OTHERS)
@@ -239,7 +239,7 @@ def test_command_line_dialect(tmp_path, capsys):
 
 def render_block(dialect: str, block: str) -> str:
     """The dialect's building block `block` applied to '§'."""
-    from sqlmetrics.templates import environment
+    from sqlmetrics.statement.templates import environment
 
     text = "{% import 'dialects/' ~ dialect ~ '.sql.j2' as d %}{{ d[block]('§') }}"
     return environment().from_string(text).render(dialect=dialect, block=block)

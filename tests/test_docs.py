@@ -14,8 +14,8 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics.cli import build_parser
-from sqlmetrics.conventions import CHOICES
-from sqlmetrics.registry import METRICS
+from sqlmetrics.names.conventions import CHOICES
+from sqlmetrics.names.registry import METRICS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -20,8 +20,8 @@ from sklearn.metrics import ndcg_score
 from strategies import FAST
 
 import sqlmetrics
-from sqlmetrics.exact_sums import with_exact_sums
-from sqlmetrics.templates import environment
+from sqlmetrics.statement.exact_sums import with_exact_sums
+from sqlmetrics.statement.templates import environment
 
 CON = duckdb.connect()
 REL = 1e-15
@@ -265,7 +265,7 @@ def recording_forms(monkeypatch) -> list[str]:
     def recorded(run):
         return with_exact_sums(lambda form: forms.append(form) or run(form))
 
-    for module in ("sqlmetrics.api", "sqlmetrics.compare", "sqlmetrics.intervals"):
+    for module in ("sqlmetrics.api.evaluation", "sqlmetrics.stats.compare", "sqlmetrics.stats.intervals"):
         monkeypatch.setattr(importlib.import_module(module), "with_exact_sums", recorded)
     return forms
 

@@ -1,5 +1,5 @@
 """Other tools' metric names: a table per peer of what each name means (the pure mapping,
-sqlmetrics/peer_names.py), then evaluation through those names, for the metrics this version
+sqlmetrics/names/peer_names.py), then evaluation through those names, for the metrics this version
 has (read from the registry at run time, so metrics added later are covered too), against the
 pure-Python reference and against ranx itself."""
 
@@ -15,8 +15,8 @@ import reference
 
 import sqlmetrics
 from sqlmetrics.errors import SqlMetricsError, UnknownMetricError
-from sqlmetrics.metric_names import parse_metrics
-from sqlmetrics.peer_names import PeerName, resolve, trec_position
+from sqlmetrics.names.metric_names import parse_metrics
+from sqlmetrics.names.peer_names import PeerName, resolve, trec_position
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "peer_data" / "trec_eval"
 T2 = (("threshold", 2),)
@@ -313,7 +313,7 @@ def test_ranx_names_give_ranx_numbers():
 
 
 def test_the_command_line_splits_metric_lists_around_peer_syntax():
-    from sqlmetrics.cli import _metric_list
+    from sqlmetrics.cli.options import metric_list as _metric_list
 
     assert _metric_list("P.5,10,ndcg@10 map@5") == ["P.5,10", "ndcg@10", "map@5"]
     assert _metric_list("iprec_at_recall..10,.20,P_5") == ["iprec_at_recall..10,.20", "P_5"]

@@ -1,4 +1,4 @@
-"""Convention profiles (sqlmetrics/profiles.py) against the tools they name, on random data
+"""Convention profiles (sqlmetrics/names/profiles.py) against the tools they name, on random data
 without the behaviours no profile can reproduce (ties in score, except for scikit-learn, whose
 tie rule is defined): ranx and scikit-learn (installed with the tests), Spark MLlib (the
 session of the run), Microsoft Recommenders (its own functions, run by the interpreter named by
@@ -24,7 +24,7 @@ from peers import run_cases
 import sqlmetrics
 from sqlmetrics import ConventionError
 from sqlmetrics.cli import main
-from sqlmetrics.profiles import PROFILES, conventions_by_metric
+from sqlmetrics.names.profiles import PROFILES, conventions_by_metric
 from sqlmetrics.reports.config import ReportConfigError, config_from_dict
 
 HERE = Path(__file__).resolve().parent

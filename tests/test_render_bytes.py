@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from strategies import FAST
 
 import sqlmetrics
-from sqlmetrics.dialects import NAMES
-from sqlmetrics.dialects import get as get_dialect
-from sqlmetrics.identifiers import quote_table_name
-from sqlmetrics.templates import render
+from sqlmetrics.inputs.identifiers import quote_table_name
+from sqlmetrics.statement.dialects import NAMES
+from sqlmetrics.statement.dialects import get as get_dialect
+from sqlmetrics.statement.templates import render
 
 BREAKS = ["\r", "\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
 HOSTILE = [*BREAKS, "\r\n", "\n\n", "\n \n", "\n\t\n", "\u2028\u2028"]

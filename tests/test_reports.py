@@ -19,7 +19,6 @@ import duckdb
 import pytest
 
 import sqlmetrics
-from sqlmetrics.progress import Progress
 from sqlmetrics.reports import (
     Period,
     ReportConfigError,
@@ -35,6 +34,7 @@ from sqlmetrics.reports import (
     run_report,
 )
 from sqlmetrics.reports import runner as runner_module
+from sqlmetrics.statement.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"]

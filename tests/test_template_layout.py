@@ -7,8 +7,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from sqlmetrics.registry import METRICS
-from sqlmetrics.templates import template_dir
+from sqlmetrics.names.registry import METRICS
+from sqlmetrics.statement.templates import template_dir
 
 MACRO = re.compile(r"\{%-?\s*macro\s+(\w+)\s*\(")
 

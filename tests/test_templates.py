@@ -10,7 +10,7 @@ import jinja2
 import pyarrow as pa
 
 import sqlmetrics
-from sqlmetrics import templates
+from sqlmetrics.statement import templates
 
 RECS = pa.table({"user_id": [1, 1], "item_id": [10, 11], "score": [0.9, 0.8], "relevance": [0, 1]})
 

@@ -132,7 +132,7 @@ def test_sql_text_keeps_its_own_error_checks(con):
 
 def test_no_copy_warning_reaches_the_caller_from_threads(tmp_path):
     # DuckDB warns that Arrow from a DB-API result copies the rows; sqlmetrics silences that for
-    # its own call (sqlmetrics/run.py) with a filter that must hold while threads evaluate at
+    # its own call (sqlmetrics/statement/run.py) with a filter that must hold while threads evaluate at
     # once, even under a caller's "always" (catch_warnings alone is not thread-safe)
     script = (
         "import threading, warnings, duckdb, pyarrow as pa, sqlmetrics\n"

@@ -12,8 +12,8 @@ import pytest
 
 from sqlmetrics.cli import main
 from sqlmetrics.errors import SqlMetricsError
-from sqlmetrics.metric_names import parse_metrics
-from sqlmetrics.peer_names import resolve
+from sqlmetrics.names.metric_names import parse_metrics
+from sqlmetrics.names.peer_names import resolve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "peer_data" / "trec_eval"
 

@@ -414,7 +414,7 @@ def test_set_F_with_a_beta_matches_trec_eval(data, threshold):
 
 
 def test_set_F_names():
-    from sqlmetrics.metric_names import parse_metrics
+    from sqlmetrics.names.metric_names import parse_metrics
 
     [trec] = parse_metrics("set_F.0.5")
     [ir] = parse_metrics("SetF(beta=0.5)")
@@ -426,7 +426,7 @@ def test_set_F_names():
             parse_metrics(bad)
     with pytest.raises(sqlmetrics.UnknownMetricError, match="requested twice"):
         parse_metrics(["set_F.0.5", "SetF(beta=0.5)"])
-    from sqlmetrics.trec_output import ordered
+    from sqlmetrics.inputs.trec_output import ordered
 
     # --format trec prints it where trec_eval prints set_F
     labels = ["set_F_0.5", "ndcg", "set_P", "map", "P_5"]
@@ -443,7 +443,7 @@ def test_set_F_names():
     ],
 )
 def test_names(label, name, k):
-    from sqlmetrics.metric_names import parse_metric
+    from sqlmetrics.names.metric_names import parse_metric
 
     parsed = parse_metric(label)
     assert (parsed.label, parsed.name, parsed.k) == (label, name, k)
@@ -455,7 +455,7 @@ def test_names(label, name, k):
      ("iprec_at_recall_0.55", "unknown metric"), ("set_PP", "did you mean 'set_P'")],
 )
 def test_names_refused(label, message):
-    from sqlmetrics.metric_names import parse_metric
+    from sqlmetrics.names.metric_names import parse_metric
 
     with pytest.raises(sqlmetrics.UnknownMetricError, match=message):
         parse_metric(label)

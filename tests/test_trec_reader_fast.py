@@ -1,4 +1,4 @@
-"""The TREC readers' vectorized path gives exactly the line loop's table (sqlmetrics/trec.py),
+"""The TREC readers' vectorized path gives exactly the line loop's table (sqlmetrics/inputs/trec.py),
 and declines (None) whatever it cannot read exactly, so the line loop raises its error."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlmetrics import trec
+from sqlmetrics.inputs import trec
 
 NAMES = st.text(string.ascii_letters + string.digits + "#.+-_", min_size=1, max_size=6)
 WHOLE = st.one_of(st.integers(-(2**63), 2**63 - 1).map(str), st.sampled_from(["+2", "-0", "007"]))

@@ -487,7 +487,7 @@ def test_bigquery_and_snowflake_text_computes_the_same(dialect, data, ks, conven
 def test_partitions_count_units_of_every_key_column():
     """--partitions is refused above the distinct units of recs and truth together: here
     (1, d1), (1, d2), (2, d1) and truth's (3, d1), four although there are three users."""
-    from sqlmetrics.partitions import units_sql
+    from sqlmetrics.statement.partitions import units_sql
 
     con = duckdb.connect()
     con.register("r", RECS)

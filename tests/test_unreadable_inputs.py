@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlmetrics
-from sqlmetrics import columns
+from sqlmetrics.inputs import columns
 
 RECS = pa.table(
     {"user_id": [1, 1, 2], "item_id": ["a", "b", "a"], "score": [0.9, 0.8, 0.5], "relevance": [0, 1, 1]}

@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 
 import sqlmetrics
-from sqlmetrics.identifiers import quote_string
+from sqlmetrics.inputs.identifiers import quote_string
 from sqlmetrics.reports.formats import text_table
 
 METRICS = ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"]

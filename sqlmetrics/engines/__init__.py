@@ -10,6 +10,7 @@
 `for_connection(con)` picks the engine from the connection's type: a DuckDB connection, a
 pyspark SparkSession, or an ADBC PostgreSQL connection; None gives `Described`, which only
 renders SQL (sqlmetrics.sql) from inputs given with their columns.
+May import sqlmetrics.statement, sqlmetrics.inputs, sqlmetrics.names and sqlmetrics.errors.
 """
 
 from __future__ import annotations

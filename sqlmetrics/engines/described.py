@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..dialects import arrow_type_name, normalize_type
 from ..errors import SqlMetricsError
-from ..sources import Source
+from ..inputs.sources import Source
+from ..statement.dialects import arrow_type_name, normalize_type
 
 
 def _columns(spec: Any) -> dict[str, str]:

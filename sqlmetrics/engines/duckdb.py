@@ -11,8 +11,8 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import UnknownTableError
-from ..run import input_problem, problem_error, run
-from ..sources import Registrations, Source, first_line, resolve, unreadable
+from ..inputs.sources import Registrations, Source, first_line, resolve, unreadable
+from ..statement.run import input_problem, problem_error, run
 
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 

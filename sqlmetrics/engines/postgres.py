@@ -25,10 +25,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..dialects import arrow_type_name, get, normalize_type
 from ..errors import DuplicateRowError, InvalidDataError, UnknownTableError
-from ..run import input_problem
-from ..sources import Source, _looks_like_path
+from ..inputs.sources import Source, _looks_like_path
+from ..statement.dialects import arrow_type_name, get, normalize_type
+from ..statement.run import input_problem
 
 _PG = get("postgres")
 _CSV = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt")

@@ -16,10 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..dialects import get, normalize_type
 from ..errors import DuplicateRowError, InvalidDataError, SqlMetricsError, UnknownTableError
-from ..run import input_problem
-from ..sources import Source, _looks_like_path
+from ..inputs.sources import Source, _looks_like_path
+from ..statement.dialects import get, normalize_type
+from ..statement.run import input_problem
 
 _SPARK = get("spark")
 _CSV = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt")

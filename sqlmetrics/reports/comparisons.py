@@ -9,9 +9,9 @@ import functools
 import duckdb
 import pyarrow as pa
 
-from ..compare import OUTPUT
-from ..identifiers import quote_string
-from ..metric_names import parse_metrics
+from ..inputs.identifiers import quote_string
+from ..names.metric_names import parse_metrics
+from ..stats.compare import OUTPUT
 from . import results_table
 from .config import CompareSection, ReportConfig
 from .periods import Period

@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ..compare import check_options
-from ..conventions import Conventions
 from ..errors import SqlMetricsError
-from ..identifiers import quote_table_name
-from ..metric_names import parse_metrics, require_means
-from ..profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
+from ..inputs.identifiers import quote_table_name
+from ..names.conventions import Conventions
+from ..names.metric_names import parse_metrics, require_means
+from ..names.profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
+from ..stats.compare import check_options
 from .periods import parse_unit
 
 if sys.version_info >= (3, 11):
@@ -91,7 +91,7 @@ class CompareSection:
     results_table: str = DEFAULT_COMPARISONS_TABLE
 
     def options(self) -> dict[str, Any]:
-        """sqlmetrics.compare's keywords of the section (by, baseline, test, ...)."""
+        """sqlmetrics.stats.compare's keywords of the section (by, baseline, test, ...)."""
         return {
             "by": list(self.systems),
             "baseline": self.baseline[0] if len(self.baseline) == 1 else self.baseline,

@@ -21,9 +21,9 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import SqlMetricsError
-from ..identifiers import quote_identifier, quote_string, quote_table_name
-from ..metric_names import parse_metrics
-from ..templates import render
+from ..inputs.identifiers import quote_identifier, quote_string, quote_table_name
+from ..names.metric_names import parse_metrics
+from ..statement.templates import render
 from .periods import Period
 
 COLUMNS = {

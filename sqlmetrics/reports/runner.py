@@ -16,16 +16,16 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import columns as col
-from ..api import evaluate
-from ..compare import compare
+from ..api.evaluation import evaluate
 from ..errors import ColumnTypeError, SqlMetricsError
-from ..identifiers import quote_identifier, quote_string
-from ..metric_names import parse_metrics
-from ..plan import unit_columns
-from ..progress import Progress
-from ..sources import Registrations, Source, resolve
-from ..templates import render
+from ..inputs import columns as col
+from ..inputs.identifiers import quote_identifier, quote_string
+from ..inputs.sources import Registrations, Source, resolve
+from ..names.metric_names import parse_metrics
+from ..statement.plan import unit_columns
+from ..statement.progress import Progress
+from ..statement.templates import render
+from ..stats.compare import compare
 from . import comparisons, results_table
 from .config import ReportConfig
 from .periods import Period

@@ -15,8 +15,12 @@ from typing import Any
 
 import duckdb
 
-from .errors import MissingColumnError, UnknownTableError
+from ..errors import MissingColumnError, UnknownTableError
 from .identifiers import quote_identifier, quote_string, quote_table_name
+
+# what every function takes as an input: a table or view name, a DuckDB relation, a Parquet or
+# CSV path or glob, a pandas or polars DataFrame, a pyarrow Table (or, for sql(), a (name, columns) pair)
+Input = Any
 
 _PARQUET = (".parquet", ".pq", ".parq")
 # What reading an input may raise besides a missing table: a file that is not Parquet (or is

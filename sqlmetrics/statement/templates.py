@@ -12,15 +12,16 @@ from typing import Any
 import jinja2
 import jinja2.bccache
 
-from .identifiers import quote_string
+from ..inputs.identifiers import quote_string
 
 
 def template_dir() -> Path:
     """sql/ inside the installed wheel, else the repository's sql/ (editable installs)."""
-    packaged = Path(__file__).parent / "sql"
+    package = Path(__file__).resolve().parents[1]  # sqlmetrics/ (this file is statement/templates.py)
+    packaged = package / "sql"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "sql"
+    return package.parent / "sql"
 
 
 @lru_cache(maxsize=1)

@@ -11,12 +11,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from .dialects import get as get_dialect
-from .errors import ConventionError
-from .exact_sums import with_exact_sums
-from .metric_names import parse_metrics, require_means
+from ..errors import ConventionError
+from ..names.metric_names import parse_metrics, require_means
+from ..statement.dialects import get as get_dialect
+from ..statement.exact_sums import with_exact_sums
+from ..statement.templates import render
 from .significance import scipy_stats, t_interval
-from .templates import render
 
 
 def check(confidence: Any, per_user: bool, partitions: int) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from .api import Input, evaluate
-from .metric_names import check_cutoff
-from .registry import METRICS
+from ..inputs.sources import Input
+from ..names.metric_names import check_cutoff
+from ..names.registry import METRICS
+from .evaluation import evaluate
 
 
 def _names(metric: str, k: int | Sequence[int] | None) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from .peer_names import TREC_COUNTS, TREC_MEASURES, TREC_NOT_PER_QUERY, trec_position
+from ..names.peer_names import TREC_COUNTS, TREC_MEASURES, TREC_NOT_PER_QUERY, trec_position
 
 
 def ordered(labels: Sequence[str]) -> list[str]:

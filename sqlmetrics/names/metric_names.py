@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from numbers import Integral
 
+from ..errors import ConventionError, InvalidCutoffError, UnknownMetricError
 from . import peer_names
-from .errors import ConventionError, InvalidCutoffError, UnknownMetricError
 from .registry import METRICS, MetricDefinition
 
 # a name is letters, digits, "_" and "." (iprec_at_recall_0.50, 11pt_avg), then perhaps @k

@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .errors import UnknownMetricError
+from ..errors import UnknownMetricError
 
 Overrides = tuple[tuple[str, object], ...]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import ConventionError
+from ..errors import ConventionError
 
 METHODS = ("holm", "bonferroni", "bh", None)
 

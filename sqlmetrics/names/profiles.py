@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConventionError
 from .conventions import ANY_TRUTH_ROW, Conventions
-from .errors import ConventionError
 from .registry import METRICS
 
 DEFAULT_PROFILE = "trec_eval"

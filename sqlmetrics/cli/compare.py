@@ -12,7 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import ConventionError
+from ..errors import ConventionError
+from . import options
 
 FORMATS = ("table", "csv", "json", "parquet", "latex")
 
@@ -28,14 +29,14 @@ are significant: p_adjusted < 1 - confidence. The README's "Comparing models" de
 """
 
 
-def register(commands: Any, add_evaluation_options: Any) -> None:
+def register(commands: Any) -> None:
     """Add the `compare` subcommand to the `sqlmetrics` parser's subcommands."""
     parser = commands.add_parser(
         "compare", help="compare systems with a baseline: deltas, intervals, p-values",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
         description="Compare every system (value of --by) with --baseline, paired per user.",
     )  # fmt: skip
-    add_evaluation_options(parser)  # SOURCE, --metrics, --truth, --by, --db, columns, conventions
+    options.add_evaluation_options(parser)  # SOURCE, --metrics, --truth, --by, --db, columns, conventions
     test = parser.add_argument_group("comparison")
     test.add_argument(
         "--baseline", required=True, help="the baseline's value of --by (comma-separated for several columns)"
@@ -64,31 +65,30 @@ def register(commands: Any, add_evaluation_options: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import cli
-    from .compare import compare
-    from .reports import formats
+    from ..reports import formats
+    from ..stats.compare import compare
 
-    cli._require_metrics(args)
+    options.require_metrics(args)
     if args.per_user:
-        raise cli.UsageError("sqlmetrics compare: --per-user is an option of evaluate")
+        raise options.UsageError("sqlmetrics compare: --per-user is an option of evaluate")
     if not args.by:
-        raise cli.UsageError("sqlmetrics compare: --by names the column(s) whose values are the systems")
+        raise options.UsageError("sqlmetrics compare: --by names the column(s) whose values are the systems")
     fmt = "latex" if args.format is None and (args.output or "").endswith(".tex") else args.format
     fmt = formats.format_for(args.output, fmt)
     if fmt == "parquet" and not args.output:
-        raise cli.UsageError("sqlmetrics compare: --format parquet needs --output PATH")
+        raise options.UsageError("sqlmetrics compare: --format parquet needs --output PATH")
     values = args.baseline.split(",") if len(args.by) > 1 else [args.baseline]
-    options = {**cli._options(args)}
-    options.pop("per_user")
+    keywords = {**options.evaluation_options(args)}
+    keywords.pop("per_user")
     kw = {
         "test": args.test, "confidence": args.confidence, "within": args.within,
         "correction": None if args.correction == "none" else args.correction,
         "replicates": args.replicates, "seed": args.seed, "partitions": args.partitions,
-        "progress": args.partitions > 1, **options,
+        "progress": args.partitions > 1, **keywords,
     }  # fmt: skip
-    con = cli._connection(args)
+    con = options.connection(args)
     try:
-        source = cli._input(args.source)
+        source = options.source_input(args.source)
         baseline: Any = tuple(values) if len(values) > 1 else values[0]
         try:
             table = compare(con, source, args.metrics, baseline=baseline, **kw)
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         _write_text(latex(table, alpha, args.by + (args.within or [])), args.output)
     else:
         formats.write(table, fmt, args.output)
-    return cli.EXIT_OK
+    return options.EXIT_OK
 
 
 def _number(text: str) -> int | float:
@@ -137,7 +137,7 @@ def readable(table: pa.Table, alpha: float) -> str:
     B      ndcg@10     10         0.5000  0.6000  0.1000  [0.0500, 0.1500]  1.000e-03  2.000e-03   *
     * p_adjusted < 0.05
     """
-    from .reports.formats import text_table
+    from ..reports.formats import text_table
 
     keep = [n for n in table.column_names if n not in _DETAIL]
     rows = []

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
-from . import columns as col
-from .conventions import ANY_TRUTH_ROW, Conventions
+from ..errors import ColumnTypeError, ConventionError, MissingColumnError
+from ..inputs import columns as col
+from ..inputs.identifiers import quote_identifier, quote_string
+from ..inputs.sources import Source
+from ..names.conventions import ANY_TRUTH_ROW, Conventions
+from ..names.metric_names import MAX_CUTOFF, RequestedMetric
 from .dialects import get as get_dialect
-from .errors import ColumnTypeError, ConventionError, MissingColumnError
 from .exact_sums import SumTerms
-from .identifiers import quote_identifier, quote_string
-from .metric_names import MAX_CUTOFF, RequestedMetric
-from .sources import Source
 
 # The largest list_length the top-k aggregates keep (sql/ranking/top_k.sql.j2 asks them for
 # k + 3 entries); longer cutoffs rank the whole list.

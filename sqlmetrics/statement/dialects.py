@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import ConventionError, SqlMetricsError, UnknownTableError, UnsupportedError
+from ..errors import ConventionError, SqlMetricsError, UnknownTableError, UnsupportedError
 
 ENGINES = ("duckdb", "spark", "postgres")  # dialects that evaluate() runs
 NAMES = ("duckdb", "spark", "postgres", "bigquery", "snowflake")  # dialects that sql() renders
@@ -113,7 +113,7 @@ def get(name: str) -> Dialect:
 
 
 # ---- column types ------------------------------------------------------------------------------
-# The column checks (sqlmetrics/columns.py) speak DuckDB's type names; the other engines'
+# The column checks (sqlmetrics/inputs/columns.py) speak DuckDB's type names; the other engines'
 # names are translated to them (only what the checks look at: numeric, float, text, bool).
 
 _SIMPLE = {

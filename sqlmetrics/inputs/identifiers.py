@@ -3,7 +3,7 @@ through here, so that a table or column name can never be read as SQL."""
 
 from __future__ import annotations
 
-from .errors import ConventionError, UnknownTableError
+from ..errors import ConventionError, UnknownTableError
 
 
 def quote_identifier(name: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conventions import Conventions
+from ..names.conventions import Conventions
 from .dialects import get as get_dialect
 from .templates import render
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import ConventionError, UnsupportedError
+from ..errors import ConventionError, UnsupportedError
 from .progress import Progress
 from .templates import render
 

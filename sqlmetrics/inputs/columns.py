@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ColumnTypeError, MissingColumnError
+from ..errors import ColumnTypeError, MissingColumnError
 from .identifiers import quote_identifier
 from .sources import Source
 

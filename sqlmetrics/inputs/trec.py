@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import InvalidDataError
+from ..errors import InvalidDataError
 
 # A whole number as C's strtol reads it, in ASCII only: Python's int() would also take "²" (no:
 # ValueError), "١" or "1_000", which trec_eval does not.

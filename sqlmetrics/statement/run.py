@@ -7,7 +7,7 @@ import warnings
 import duckdb
 import pyarrow as pa
 
-from .errors import DuplicateRowError, InvalidDataError
+from ..errors import DuplicateRowError, InvalidDataError
 
 _MARKER = "sqlmetrics: "
 _COPY_WARNING = "Arrow output on a DB-API result"

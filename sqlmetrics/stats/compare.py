@@ -3,7 +3,7 @@ confidence interval of the difference and a significance test, in one SQL statem
 
 The per-unit values are evaluate(per_user=True)'s own statement, embedded unchanged as the
 first CTE of sql/compare/compare.sql.j2; the rest of the SQL pairs, sums, ranks and draws
-replicates; sqlmetrics/significance.py turns the sums into p-values.
+replicates; sqlmetrics/stats/significance.py turns the sums into p-values.
 """
 
 from __future__ import annotations
@@ -16,19 +16,20 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from . import columns as col
+from ..engines import for_connection
+from ..errors import ConventionError, DuplicateRowError, OutOfMemoryError, SqlMetricsError
+from ..inputs import columns as col
+from ..inputs.sources import Input
+from ..names.metric_names import parse_metrics, require_means
+from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
+from ..statement.dialects import get as get_dialect
+from ..statement.exact_sums import with_exact_sums
+from ..statement.partitions import check as check_partitions
+from ..statement.partitions import combining_sql
+from ..statement.prepare import prepare, with_truth_hint
+from ..statement.templates import render
 from . import corrections, draws, significance
-from .api import Input, _prepare, with_truth_hint
-from .convention_groups import GROUPED_TEMPLATE, grouped_labels
-from .dialects import get as get_dialect
 from .draws import digit_places, poisson_thresholds
-from .engines import for_connection
-from .errors import ConventionError, DuplicateRowError, OutOfMemoryError, SqlMetricsError
-from .exact_sums import with_exact_sums
-from .metric_names import parse_metrics, require_means
-from .partitions import check as check_partitions
-from .partitions import combining_sql
-from .templates import render
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 OUTPUT = (
@@ -122,7 +123,7 @@ def compare(
 
     engine = for_connection(con, describe_only=False)
     try:
-        template, context, recs_source, _, _ = _prepare(
+        template, context, recs_source, _, _ = prepare(
             engine, recs, metrics, truth=truth, by=segments + systems, per_user=True, user=user,
             item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
             threshold=threshold, gain=gain, empty=empty, missing=missing,

@@ -11,7 +11,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from .errors import MissingExtraError
+from ..errors import MissingExtraError
 
 SMALL_SAMPLE = 50  # scipy.stats.wilcoxon's method='auto' is exact (or a permutation) up to here
 

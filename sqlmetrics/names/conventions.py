@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from numbers import Real
 
-from .errors import ConventionError
+from ..errors import ConventionError
 
 CHOICES = {
     "ties": ("item_desc", "trec_eval", "item_asc", "average", "evidently"),

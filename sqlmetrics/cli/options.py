@@ -1,0 +1,265 @@
+"""What the commands share: exit statuses, the usage error, the options every evaluating
+command takes (inputs, column names, conventions) and how they become the API's keywords."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ..errors import SqlMetricsError
+from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
+from ..names.profiles import PROFILES
+from .interrupt import watched
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+_PARQUET_CSV = (".parquet", ".pq", ".parq", ".csv", ".tsv", ".csv.gz", ".tsv.gz")
+
+
+class UsageError(Exception):
+    """Bad command-line usage: reported in one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+HELP = argparse.RawDescriptionHelpFormatter
+
+
+def comma_list(text: str) -> list[str]:
+    return [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
+
+
+def _threshold(text: str) -> float | str:
+    """--threshold: a number (an integer stays one) or 'any'."""
+    if text.strip() == ANY_TRUTH_ROW:
+        return ANY_TRUTH_ROW
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'any'") from None
+    return int(value) if value.is_integer() else value
+
+
+def unit_key(text: str) -> str | list[str]:
+    """--user: one column (as given), or several, comma-separated."""
+    if "," not in text:
+        return text
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a column or a comma-separated list of columns")
+    return parts[0] if len(parts) == 1 else parts
+
+
+def metric_list(text: str) -> list[str]:
+    """Metric names separated by commas or spaces, except inside ir_measures' parentheses
+    ("nDCG(dcg='exp-log2')@10") and trec_eval's parameter lists ("P.5,10" is one name)."""
+    parts, current, depth = [], "", 0
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if char in ", " and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    names: list[str] = []
+    for part in filter(None, (p.strip() for p in parts)):
+        if names and re.fullmatch(r"[0-9.]+", part) and re.fullmatch(r"\w+\.[0-9.,]*", names[-1]):
+            names[-1] += "," + part  # the next cutoff of "P.5,10"
+        else:
+            names.append(part)
+    return names
+
+
+def memory_size(text: str) -> str:
+    """A size DuckDB's memory_limit takes (validated, since SET takes no bound parameter)."""
+    if not re.fullmatch(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", text.strip(), re.IGNORECASE):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 512MB or 4GB")
+    return text.strip()
+
+
+def relevance_grades(text: str | None) -> str | dict[str, float] | None:
+    """'grade' (a column) or 'purchase=3,view=1' (grades of the --action column)."""
+    if text is None or "=" not in text:
+        return text
+    grades: dict[str, float] = {}
+    for part in text.split(","):
+        action, sep, grade = part.partition("=")
+        try:
+            value = float(grade)
+        except ValueError:
+            raise UsageError(
+                f"--relevance {text!r}: {part.strip()!r} is not action=grade (e.g. purchase=3)"
+            ) from None
+        grades[action.strip()] = int(value) if value.is_integer() else value
+    return grades
+
+
+_CONVENTION_HELP = {
+    "ties": "order of items with equal scores",
+    "gain": "gain of grade rel: rel, or 2^rel - 1",
+    "empty": "users with truth but nothing relevant: scored by the formulas, or left out",
+    "missing": "truth users absent from SOURCE: left out, or scored 0 (trec_eval -c)",
+    "ap_denominator": "map@k divides by R, or by min(R, k)",
+    "short_lists": "a list shorter than k: padded with non-relevant items, or as Evidently "
+    "counts it (precision@k over min(k, N), the last item repeated in map@k and mar@k)",
+    "duplicates": "check for duplicate (user, item) the pairs that reach the top k, or every row",
+    "truth_duplicates": "several --truth rows of one (user, item), as in an event log: an error, "
+    "the highest grade, or the sum of the grades",
+}
+
+
+def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", metavar="SOURCE", help="the recommendations (see below)")
+    parser.add_argument(
+        "-m", "--metrics", type=metric_list, metavar="LIST",
+        help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision, or "
+        "trec_eval's, ranx's and ir_measures' names (P_10, P.5,10, official, nDCG@10, AP); "
+        "required, except for a TREC run, where it defaults to trec_eval's official set",
+    )  # fmt: skip
+    parser.add_argument("--truth", metavar="SOURCE", help="the truth: (user, item[, relevance]) rows")
+    parser.add_argument(
+        "--by", type=comma_list, metavar="COLS", help="segment by these columns of SOURCE (comma-separated)"
+    )
+    parser.add_argument("--db", metavar="PATH", help="a DuckDB database file (opened read-only)")
+    parser.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS",
+        help="if another process is writing the --db file, wait up to this long [0: fail at once]",
+    )  # fmt: skip
+    parser.add_argument("--per-user", action="store_true", help="one row per user instead of the means")
+    names = parser.add_argument_group("column names (as in sqlmetrics.evaluate)")
+    names.add_argument(
+        "--user", default="user_id", type=unit_key, metavar="COLS",
+        help="the unit's key: user (or query) column, or several, comma-separated: one ranked "
+        "list per (user_id, day) with user_id,day [user_id]",
+    )  # fmt: skip
+    names.add_argument("--item", default="item_id", help="item (or document) column [item_id]")
+    names.add_argument("--score", default="score", help="score column, higher is better [score]")
+    names.add_argument("--rank", help="rank column (1 is the top) instead of a score")
+    names.add_argument(
+        "--relevance", metavar="COL|GRADES",
+        help="relevance column [relevance, where present], or with --action the grades of the "
+        "actions: purchase=3,add_to_cart=2,view=1",
+    )  # fmt: skip
+    names.add_argument("--action", help="action column, graded by --relevance action=grade,...")
+    conv = parser.add_argument_group(
+        "conventions (defaults reproduce trec_eval, or --profile's tool; see docs/conventions.md)"
+    )
+    conv.add_argument(
+        "--profile", choices=tuple(PROFILES), metavar="TOOL",
+        help="another tool's conventions: " + ", ".join(PROFILES) + "; the options below "
+        "override it [trec_eval]",
+    )  # fmt: skip
+    defaults = Conventions()
+    for name, choices in CHOICES.items():  # --ties, --gain, --empty, --missing, --ap-denominator, ...
+        default = getattr(defaults, name)
+        meaning = _CONVENTION_HELP.get(name, "")
+        conv.add_argument(
+            f"--{name.replace('_', '-')}", choices=choices, help=f"{meaning} [{default}]"
+        )
+    conv.add_argument(
+        "--threshold", type=_threshold, metavar="GRADE",
+        help="grade from which an item is relevant, or 'any': every truth row [1]",
+    )  # fmt: skip
+
+
+def _sniff_trec(path: Path, lines: int = 20) -> str | None:
+    """'run', 'qrels' or None, from the first lines of a text file."""
+    kinds = set()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) >= 6 and _is_number(fields[4]):
+                    kinds.add("run")
+                elif len(fields) == 4 and fields[3].lstrip("-").isdigit():
+                    kinds.add("qrels")
+                else:
+                    return None
+                lines -= 1
+                if lines == 0:
+                    break
+    except (OSError, UnicodeDecodeError):
+        return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def source_input(text: str | None) -> Any:
+    """A SOURCE as the library takes it: TREC files are read here, the rest passes as is."""
+    if text is None:
+        return None
+    from ..inputs.trec import read_qrels, read_run
+
+    path = Path(text)
+    lowered = text.lower()
+    if path.is_file() and not lowered.endswith(_PARQUET_CSV):
+        kind = _sniff_trec(path)
+        if kind == "run":
+            return read_run(path)
+        if kind == "qrels":
+            return read_qrels(path)
+        if not lowered.endswith(".txt"):
+            raise SqlMetricsError(
+                f"cannot tell what {text!r} is: expected a .parquet or .csv file, or a TREC run "
+                "(qid Q0 docno rank score tag) or qrels (qid iter docno rel) file"
+            )
+    return text
+
+
+def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "truth": source_input(args.truth),
+        "by": args.by,
+        "per_user": args.per_user,
+        "user": args.user,
+        "item": args.item,
+        "score": args.score,
+        "rank": args.rank,
+        "relevance": relevance_grades(args.relevance),
+        "action": args.action,
+        "threshold": args.threshold,
+        "profile": args.profile,
+        **{name: getattr(args, name) for name in CHOICES},
+    }
+
+
+def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
+    from ..reports.warehouse import connect
+
+    if args.wait < 0:
+        raise UsageError(f"sqlmetrics {args.command}: --wait must be 0 or more seconds")
+    return watched(connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect())
+
+
+def require_metrics(args: argparse.Namespace) -> None:
+    if args.metrics is None:
+        raise UsageError(f"sqlmetrics {args.command}: --metrics LIST is required (e.g. ndcg@10,map@10)")
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc)
+    text = text.split("\nLINE ", 1)[0]  # DuckDB's excerpt of our SQL, which the user did not write
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " ".join(lines) if lines else type(exc).__name__
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
