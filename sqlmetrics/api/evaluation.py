@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
@@ -22,6 +21,7 @@ from ..inputs.sources import Input, Source
 from ..names.metric_names import parse_metrics
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
 from ..statement.exact_sums import with_exact_sums
+from ..statement.keywords import takes_inputs
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import evaluate_in_partitions
 from ..statement.plan import unit_columns
@@ -30,37 +30,18 @@ from ..statement.templates import render
 from ..stats import intervals
 
 
+@takes_inputs(last=("partitions", "progress", "confidence"))
 def evaluate(
     con: Any,
     recs: Input,
     metrics: str | Sequence[str],
     *,
-    truth: Input | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    user: str | Sequence[str] = "user_id",
-    item: str = "item_id",
-    score: str = "score",
-    rank: str | None = None,
-    relevance: str | Mapping[str, float] | None = None,
-    action: str | None = None,
-    ties: str | None = None,
-    threshold: float | str | None = None,
-    gain: str | None = None,
-    empty: str | None = None,
-    missing: str | None = None,
-    ap_denominator: str | None = None,
-    duplicates: str | None = None,
-    truth_duplicates: str | None = None,
-    short_lists: str | None = None,
-    profile: str | None = None,
-    history: Input | None = None,
-    catalog: Input | None = None,
-    item_features: Input | None = None,
-    features: str = "features",
     partitions: int = 1,
     progress: bool = False,
     confidence: float | None = None,
+    **inputs: Any,
 ) -> pa.Table:
     """Evaluate ranking metrics inside DuckDB, in one SQL statement, and return Arrow.
 
@@ -110,38 +91,14 @@ def evaluate(
     engine = for_connection(con, describe_only=False)
     try:
         template, context, recs_source, truth_source, _ = prepare(
-            engine,
-            recs,
-            metrics,
-            truth=truth,
-            by=by,
-            per_user=per_user,
-            user=user,
-            item=item,
-            score=score,
-            rank=rank,
-            relevance=relevance,
-            action=action,
-            ties=ties,
-            threshold=threshold,
-            gain=gain,
-            empty=empty,
-            missing=missing,
-            ap_denominator=ap_denominator,
-            duplicates=duplicates,
-            truth_duplicates=truth_duplicates,
-            short_lists=short_lists,
-            profile=profile,
-            history=history,
-            catalog=catalog,
-            item_features=item_features,
-            features=features,
+            engine, recs, metrics, by=by, per_user=per_user, **inputs
         )
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
         if template == GROUPED_TEMPLATE and (partitions != 1 or confidence is not None):
             # (both count one set of users per group; these metrics average over different ones)
             option = f"partitions={partitions}" if partitions != 1 else f"confidence={confidence}"
+            profile = inputs["profile"]
             raise ConventionError(
                 f"{option} cannot evaluate metrics under different conventions together "
                 f"({grouped_labels(context)}{f': profile={profile!r}' if profile else ''}); "
@@ -172,19 +129,27 @@ def evaluate(
         except DuplicateRowError as exc:
             message = str(exc)
             if engine.dialect == "duckdb":
-                message = _with_example(con, exc, recs_source, truth_source, user, item)
+                message = _with_example(
+                    con, exc, recs_source, truth_source, inputs["user"], inputs["item"]
+                )
             raise DuplicateRowError(with_truth_hint(message)) from None
     finally:
         engine.release()
 
 
+@takes_inputs(last=("partitions", "progress", "confidence"))
 def sql(
     con: Any,
     recs: Input,
     metrics: str | Sequence[str],
     *,
     dialect: str | None = None,
-    **options: Any,
+    by: str | Sequence[str] | None = None,
+    per_user: bool = False,
+    partitions: int = 1,
+    progress: bool = False,
+    confidence: float | None = None,
+    **inputs: Any,
 ) -> str:
     """The SQL text evaluate() would run with the same arguments; run in plain DuckDB (its
     CLI included) it gives the same table. Inputs must be nameable outside this process: a
@@ -212,20 +177,18 @@ def sql(
     """
     engine = for_connection(con)
     try:
-        options = _with_defaults(options)
-        if options.pop("partitions") != 1:
+        if partitions != 1:
             raise ConventionError(
                 "sql() returns one statement; partitions= splits the work into several, so it "
                 "is an option of evaluate() only"
             )
-        del options["progress"]
-        if options.pop("confidence") is not None:
+        if confidence is not None:
             raise ConventionError(
                 "sql() returns the statement of the means; confidence= is an option of "
                 "evaluate() (and compare())"
             )
         template, context, recs_source, truth_source, others = prepare(
-            engine, recs, metrics, dialect=dialect, **options
+            engine, recs, metrics, dialect=dialect, by=by, per_user=per_user, **inputs
         )
         text = render(template, context)
         for source in (recs_source, truth_source, *others):
@@ -237,26 +200,6 @@ def sql(
         return text
     finally:
         engine.release()
-
-
-_KEYWORDS = frozenset(
-    name
-    for name, parameter in inspect.signature(evaluate).parameters.items()
-    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-)
-
-
-def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
-    """evaluate()'s keyword arguments with its own defaults, so sql() can never drift from it."""
-    defaults = {
-        name: parameter.default
-        for name, parameter in inspect.signature(evaluate).parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-    unknown = sorted(set(options) - set(defaults))
-    if unknown:
-        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
-    return {**defaults, **options}
 
 
 def _with_example(

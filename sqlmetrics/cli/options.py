@@ -14,6 +14,7 @@ import duckdb
 from ..errors import SqlMetricsError
 from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
 from ..names.profiles import PROFILES
+from ..statement import keywords
 from .interrupt import watched
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -224,21 +225,21 @@ def source_input(text: str | None) -> Any:
     return text
 
 
+# The shared keywords (statement/keywords.py) the command line does not offer: inputs for the
+# beyond-accuracy metrics, which the commands have no options for yet
+NOT_ON_THE_COMMAND_LINE = frozenset({"history", "catalog", "item_features", "features"})
+
+
 def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "truth": source_input(args.truth),
-        "by": args.by,
-        "per_user": args.per_user,
-        "user": args.user,
-        "item": args.item,
-        "score": args.score,
-        "rank": args.rank,
-        "relevance": relevance_grades(args.relevance),
-        "action": args.action,
-        "threshold": args.threshold,
-        "profile": args.profile,
-        **{name: getattr(args, name) for name in CHOICES},
+    """The API's keywords from the parsed options: each shared keyword from the option of its
+    name (--truth and --relevance converted), plus by and per_user."""
+    converted = {"truth": source_input(args.truth), "relevance": relevance_grades(args.relevance)}
+    shared = {
+        name: converted[name] if name in converted else getattr(args, name)
+        for name in keywords.NAMES
+        if name not in NOT_ON_THE_COMMAND_LINE
     }
+    return {**shared, "by": args.by, "per_user": args.per_user}
 
 
 def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
