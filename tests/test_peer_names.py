@@ -6,19 +6,18 @@ pure-Python reference and against ranx itself."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pytest
 import reference
+from trec_eval_data import DATA
 
 import sqlmetrics
 from sqlmetrics.errors import SqlMetricsError, UnknownMetricError
 from sqlmetrics.names.metric_names import parse_metrics
 from sqlmetrics.names.peer_names import PeerName, resolve, trec_position
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "peer_data" / "trec_eval"
 T2 = (("threshold", 2),)
 EXP = (("gain", "exponential"),)
 

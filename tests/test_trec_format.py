@@ -1,5 +1,5 @@
 """`sqlmetrics evaluate RUN --truth QRELS --format trec` against trec_eval 10.0's own expected
-outputs (../shared/peer_data/trec_eval, commands in its README.md): the expected file, kept to
+outputs (tests/data/trec_eval, commands in its README.md): the expected file, kept to
 the measures this version of sqlmetrics computes (decided from the registry at run time, so
 each measure added later is diffed too), must equal sqlmetrics' output byte for byte."""
 
@@ -9,13 +9,12 @@ import difflib
 from pathlib import Path
 
 import pytest
+from trec_eval_data import DATA
 
 from sqlmetrics.cli import main
 from sqlmetrics.errors import SqlMetricsError
 from sqlmetrics.names.metric_names import parse_metrics
 from sqlmetrics.names.peer_names import resolve
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "peer_data" / "trec_eval"
 
 # (expected file, qrels, run, sqlmetrics options, trec_eval -m arguments or None: the default)
 ALL_TREC = ["all_trec"]
