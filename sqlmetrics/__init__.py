@@ -1,9 +1,12 @@
 """sqlmetrics: ranking metrics as SQL templates that run where the logs live (DuckDB).
 
-import duckdb, sqlmetrics
-con = duckdb.connect("warehouse.duckdb")
-sqlmetrics.ndcg(con, "events", k=10)
-sqlmetrics.evaluate(con, "recs", ["ndcg@10", "map@10"], truth="purchases", by="model")
+On the example warehouse (python warehouse_examples/make_warehouse.py; `recs` and `purchases`
+are its views of the last day):
+
+    import duckdb, sqlmetrics
+    con = duckdb.connect("warehouse.duckdb")
+    sqlmetrics.ndcg(con, "recs", k=10, truth="purchases", by="model")
+    sqlmetrics.evaluate(con, "recs", ["ndcg@10", "map@10"], truth="purchases", by="model")
 """
 
 from .api.evaluation import evaluate, sql
