@@ -72,9 +72,11 @@ def evaluate(
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
     user: the unit's key, a column or a list of columns: user=["user_id", "day"] evaluates one
     ranked list per (user, day), joined to truth on both (history: on those it has).
-    metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision", and the beyond-accuracy
-    metrics "fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
-    "popularity@10", "diversity@10", "serendipity@10", "personalization@10".
+    metrics: a list of names, or one string of names separated by commas or spaces as the
+    command line's --metrics ("ndcg@10,map@10"): names like "ndcg@10", "map@10", "recall@20",
+    "r_precision", and the beyond-accuracy metrics "fcp", "catalog_coverage@10",
+    "distributional_coverage@10", "gini@10", "novelty@10", "popularity@10", "diversity@10",
+    "serendipity@10", "personalization@10".
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
     serendipity); catalog: a table of all items (default: the items of history); item_features:
     a table of (item, features vector) for cosine similarity (diversity, serendipity).

@@ -13,6 +13,7 @@ import duckdb
 
 from ..errors import SqlMetricsError
 from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
+from ..names.metric_names import split_metric_list as metric_list
 from ..names.profiles import PROFILES
 from .interrupt import watched
 
@@ -56,27 +57,6 @@ def unit_key(text: str) -> str | list[str]:
     if not all(parts):
         raise argparse.ArgumentTypeError(f"{text!r} is not a column or a comma-separated list of columns")
     return parts[0] if len(parts) == 1 else parts
-
-
-def metric_list(text: str) -> list[str]:
-    """Metric names separated by commas or spaces, except inside ir_measures' parentheses
-    ("nDCG(dcg='exp-log2')@10") and trec_eval's parameter lists ("P.5,10" is one name)."""
-    parts, current, depth = [], "", 0
-    for char in text:
-        depth += (char == "(") - (char == ")")
-        if char in ", " and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    names: list[str] = []
-    for part in filter(None, (p.strip() for p in parts)):
-        if names and re.fullmatch(r"[0-9.]+", part) and re.fullmatch(r"\w+\.[0-9.,]*", names[-1]):
-            names[-1] += "," + part  # the next cutoff of "P.5,10"
-        else:
-            names.append(part)
-    return names
 
 
 def memory_size(text: str) -> str:
