@@ -1,6 +1,7 @@
 """Issue 33, item 3: defects of the public API and the command line found by an adversarial
 review (a, b, c, d, e, f, g, h, m), each with the test that failed before its fix."""
 
+import duckdb
 import pyarrow as pa
 import pytest
 from test_cli import run as cli
@@ -59,3 +60,36 @@ def test_the_command_line_refuses_a_space_after_the_at_sign(tmp_path, capsys):
     code, out, err = cli(["evaluate", str(recs), "--truth", str(truth), "--metrics", "ndcg@ 10"], capsys)
     assert code == 2 and out == ""
     assert "'ndcg@ 10' has a space in it" in err and "'ndcg@10'" in err
+
+
+# e. --format trec prints trec_eval's names ------------------------------------------------
+
+
+def _trec_files(tmp_path):
+    run = tmp_path / "run.txt"
+    qrels = tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 d1 1 0.9 tag\nq1 Q0 d2 2 0.8 tag\nq2 Q0 d3 1 0.7 tag\nq2 Q0 d1 2 0.6 tag\n")
+    qrels.write_text("q1 0 d2 1\nq2 0 d3 2\nq2 0 d9 1\n")
+    return run, qrels
+
+
+def test_the_trec_format_prints_trec_evals_names(tmp_path, capsys):
+    run, qrels = _trec_files(tmp_path)
+    asked = "ndcg@10,precision@5,map,mrr,r_precision,hit_rate@5,recall@10,map@10,mrr@2,P_10"
+    code, out, err = cli(
+        ["evaluate", run, "--truth", qrels, "--metrics", asked, "--format", "trec", "--per-user"], capsys
+    )
+    assert code == 0, err
+    lines = [line.split("\t") for line in out.splitlines()]
+    names = [name.strip() for name, qid, _ in lines if qid == "all"]
+    # trec_eval's order and names; mrr@2 has none (recip_rank takes no cutoff): as requested
+    assert names == [
+        "map", "Rprec", "recip_rank", "P_5", "P_10", "recall_10", "ndcg_cut_10", "map_cut_10",
+        "success_5", "mrr@2",
+    ]  # fmt: skip
+    assert {name.strip() for name, qid, _ in lines if qid == "q1"} == set(names)
+    # the values are those of the names as requested
+    truth = sqlmetrics.read_qrels(qrels)
+    table = sqlmetrics.evaluate(duckdb.connect(), sqlmetrics.read_run(run), ["ndcg@10"], truth=truth)
+    all_ndcg = next(value for name, qid, value in lines if name.strip() == "ndcg_cut_10" and qid == "all")
+    assert all_ndcg == f"{table.column('ndcg@10')[0].as_py():6.4f}"
