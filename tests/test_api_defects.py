@@ -1,6 +1,8 @@
 """Issue 33, item 3: defects of the public API and the command line found by an adversarial
 review (a, b, c, d, e, f, g, h, m), each with the test that failed before its fix."""
 
+import datetime
+
 import duckdb
 import pyarrow as pa
 import pytest
@@ -93,3 +95,57 @@ def test_the_trec_format_prints_trec_evals_names(tmp_path, capsys):
     table = sqlmetrics.evaluate(duckdb.connect(), sqlmetrics.read_run(run), ["ndcg@10"], truth=truth)
     all_ndcg = next(value for name, qid, value in lines if name.strip() == "ndcg_cut_10" and qid == "all")
     assert all_ndcg == f"{table.column('ndcg@10')[0].as_py():6.4f}"
+
+
+# a. several lists per user: the duplicate's message names the item and both fixes ----------
+
+D1, D2 = datetime.date(2026, 11, 1), datetime.date(2026, 11, 2)
+# two models, two days: user 1 is shown item "a" by both models on both days
+LISTS = pa.table({
+    "day": [D1, D1, D2, D1, D2],
+    "model": ["A", "B", "A", "A", "A"],
+    "user_id": [1, 1, 1, 2, 2],
+    "item_id": ["a", "a", "a", "b", "c"],
+    "score": [0.9, 0.8, 0.7, 0.5, 0.4],
+})  # fmt: skip
+EVENTS = pa.table({"day": [D1, D2], "user_id": [1, 2], "item_id": ["a", "c"]})
+
+
+def test_a_duplicate_of_several_lists_per_user_names_the_item_and_the_fixes(con):
+    with pytest.raises(sqlmetrics.DuplicateRowError) as caught:
+        sqlmetrics.evaluate(con, LISTS, ["ndcg@10"], truth=EVENTS)
+    message = str(caught.value)
+    head = "recs (recs Table) has a duplicate (user_id, item_id) for user_id = 1, item_id = a;"
+    assert message.startswith(head)
+    assert "its rows differ in day, model" in message
+    # day is in truth too (a by column there would be refused): it joins the unit; model segments
+    assert "by=['model'] evaluates the lists of each model apart" in message
+    assert "user=['user_id', 'day'] makes each (user_id, day) one list" in message
+    # by="model" given: the rows still differ in day, and the unit is the fix
+    with pytest.raises(sqlmetrics.DuplicateRowError) as caught:
+        sqlmetrics.evaluate(con, LISTS, ["ndcg@10"], truth=EVENTS, by="model")
+    message = str(caught.value)
+    assert "differ in day:" in message and "user=['user_id', 'day']" in message and "by=" not in message
+    # following the advice evaluates
+    fixed = sqlmetrics.evaluate(con, LISTS, ["ndcg@10"], truth=EVENTS, by="model", user=["user_id", "day"])
+    assert fixed.column("users").to_pylist() == [2, 1]  # the (user, day) units with truth
+
+
+def test_a_duplicate_without_other_columns_gets_no_lists_hint(con):
+    dup = pa.table({"user_id": [1, 1], "item_id": ["a", "a"], "score": [0.5, 0.4], "relevance": [1, 0]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match=r"for user_id = 1, item_id = a$"):
+        sqlmetrics.evaluate(con, dup, ["ndcg@10"])
+
+
+def test_other_engines_name_the_columns_recs_also_has():
+    from sqlmetrics.statement.duplicates import with_lists_hint
+
+    message = "recs (recs) has a duplicate (user_id, item_id) for user_id = 1"
+    hinted = with_lists_hint(message, ["model"], False, "user_id", None, ["user_id", "item_id"])
+    assert hinted == (
+        f"{message}; recs also has model: several lists per user? by=['model'] evaluates the lists "
+        "of each model apart (docs/inputs.md, Units and segments)"
+    )
+    assert with_lists_hint(message, [], False, "user_id", None) == message
+    truth_message = message.replace("recs", "truth", 1)
+    assert with_lists_hint(truth_message, ["model"], False, "user_id", None) == truth_message

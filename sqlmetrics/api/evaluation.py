@@ -17,15 +17,15 @@ from ..errors import (
     SqlMetricsError,
 )
 from ..inputs.columns import find_column
-from ..inputs.identifiers import quote_identifier, quote_string
-from ..inputs.sources import Input, Source
+from ..inputs.sources import Input
 from ..names.metric_names import parse_metrics
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
+from ..statement.duplicates import explained
 from ..statement.exact_sums import with_exact_sums
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import evaluate_in_partitions
-from ..statement.plan import unit_columns
-from ..statement.prepare import prepare, with_truth_hint
+from ..statement.plan import ColumnNames
+from ..statement.prepare import prepare
 from ..statement.templates import render
 from ..stats import intervals
 
@@ -172,10 +172,8 @@ def evaluate(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            message = str(exc)
-            if engine.dialect == "duckdb":
-                message = _with_example(con, exc, recs_source, truth_source, user, item)
-            raise DuplicateRowError(with_truth_hint(message)) from None
+            names = ColumnNames(user, item, score, rank, relevance, action)
+            raise explained(engine, exc, recs_source, truth_source, names, by) from None
     finally:
         engine.release()
 
@@ -259,31 +257,3 @@ def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
     return {**defaults, **options}
-
-
-def _with_example(
-    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: Any, item: str
-) -> str:
-    """Name the duplicated item too: a second, targeted look, only on this error path."""
-    if not str(exc).startswith(("recs", "truth")):
-        return str(exc)  # item_features names its duplicated item itself
-    source = truth if str(exc).startswith("truth") and truth is not None else recs
-    unit = [next((c for c in source.columns if c.lower() == k.lower()), k) for k in unit_columns(user)]
-    item_col = next((c for c in source.columns if c.lower() == item.lower()), item)
-    # the unit as the message ends: " for user_id = 1[, day = 2026-11-01]" (inputs/problems.sql.j2)
-    described = " || ".join(
-        f"{quote_string((' for ' if i == 0 else ', ') + column + ' = ')} || "
-        f"CAST({quote_identifier(column)} AS VARCHAR)"
-        for i, column in enumerate(unit)
-    )
-    try:
-        row = con.execute(
-            f"SELECT CAST({quote_identifier(item_col)} AS VARCHAR) FROM {source.sql} "
-            f"WHERE ends_with(?, {described}) "
-            f"GROUP BY {', '.join(map(quote_identifier, unit))}, {quote_identifier(item_col)} "
-            "HAVING count(*) > 1 LIMIT 1",
-            [str(exc)],
-        ).fetchall()
-    except duckdb.Error:
-        row = []
-    return f"{exc}, {item_col} = {row[0][0]}" if row else str(exc)
