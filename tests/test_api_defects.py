@@ -149,3 +149,10 @@ def test_other_engines_name_the_columns_recs_also_has():
     assert with_lists_hint(message, [], False, "user_id", None) == message
     truth_message = message.replace("recs", "truth", 1)
     assert with_lists_hint(truth_message, ["model"], False, "user_id", None) == truth_message
+
+
+def test_compare_gives_the_same_duplicate_message(con):
+    with pytest.raises(sqlmetrics.DuplicateRowError) as caught:
+        sqlmetrics.compare(con, LISTS, ["ndcg@10"], truth=EVENTS, by="model", baseline="A", test="bootstrap")
+    assert "item_id = a; its rows differ in day:" in str(caught.value)
+    assert "user=['user_id', 'day']" in str(caught.value)

@@ -23,10 +23,12 @@ from ..inputs.sources import Input
 from ..names.metric_names import parse_metrics, require_means
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
 from ..statement.dialects import get as get_dialect
+from ..statement.duplicates import explained
 from ..statement.exact_sums import with_exact_sums
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import combining_sql
-from ..statement.prepare import prepare, with_truth_hint
+from ..statement.plan import ColumnNames
+from ..statement.prepare import prepare
 from ..statement.templates import render
 from . import corrections, draws, significance
 from .draws import digit_places, poisson_thresholds
@@ -123,7 +125,7 @@ def compare(
 
     engine = for_connection(con, describe_only=False)
     try:
-        template, context, recs_source, _, _ = prepare(
+        template, context, recs_source, truth_source, _ = prepare(
             engine, recs, metrics, truth=truth, by=segments + systems, per_user=True, user=user,
             item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
             threshold=threshold, gain=gain, empty=empty, missing=missing,
@@ -193,7 +195,8 @@ def compare(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            raise DuplicateRowError(with_truth_hint(str(exc))) from None
+            names = ColumnNames(user, item, score, rank, relevance, action)
+            raise explained(engine, exc, recs_source, truth_source, names, segments + systems) from None
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)
