@@ -156,3 +156,38 @@ def test_compare_gives_the_same_duplicate_message(con):
         sqlmetrics.compare(con, LISTS, ["ndcg@10"], truth=EVENTS, by="model", baseline="A", test="bootstrap")
     assert "item_id = a; its rows differ in day:" in str(caught.value)
     assert "user=['user_id', 'day']" in str(caught.value)
+
+
+# m. rendering is linear in the metrics, and their number is bounded -------------------------
+
+
+def test_the_exact_sums_terms_are_found_in_constant_time():
+    # 20,000 distinct terms: a list's `in` and index() (the defect) took seconds, quadratic
+    import time
+
+    from sqlmetrics.statement.exact_sums import SumTerms
+
+    terms = SumTerms()
+    terms.open()
+    start = time.process_time()
+    for i in range(20_000):
+        assert terms.column(f"_t{i}", 1) == i
+    assert terms.column("_t7", 1) == 7 and terms.column("_t7", 2) == 20_000
+    assert time.process_time() - start < 1.0
+    assert len(terms.close()) == 20_001
+
+
+def test_more_metrics_than_the_bound_are_refused_with_a_clear_error(con):
+    from sqlmetrics.names.metric_names import MAX_METRICS
+
+    names = [f"ndcg@{k}" for k in range(1, MAX_METRICS + 2)]
+    con.execute("CREATE TABLE events AS SELECT 1 user_id, 'a' item_id, 0.5 score, 1 relevance")
+    for call in (sqlmetrics.evaluate, sqlmetrics.sql):
+        refused = f"{MAX_METRICS + 1} metrics requested in one call; at most {MAX_METRICS}"
+        with pytest.raises(UnknownMetricError, match=refused):
+            call(con, "events", names)
+    # a trec_eval group counts its members
+    with pytest.raises(UnknownMetricError, match="at most"):
+        sqlmetrics.sql(con, "events", "P." + ",".join(map(str, range(1, MAX_METRICS + 2))))
+    # the bound itself renders (linearly: about 0.5 ms per metric)
+    assert sqlmetrics.sql(con, "events", names[:MAX_METRICS]).count("ndcg@") >= MAX_METRICS

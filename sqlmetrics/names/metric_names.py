@@ -114,6 +114,13 @@ def require_means(metrics: list[RequestedMetric], what: str) -> None:
         )
 
 
+# The most metrics one call evaluates (after a trec_eval group's expansion): each is columns of
+# one statement, and DuckDB plans a statement in time that grows faster than its metrics (one
+# row, ndcg@1..ndcg@n, CPU seconds to plan and run: 100 0.6, 200 1.5, 400 11, 500 14, 1,000 106;
+# docs/errors.md). The statement's own text renders in linear time (about 0.5 ms per metric).
+MAX_METRICS = 500
+
+
 def split_metric_list(text: str) -> list[str]:
     """Metric names separated by commas or spaces, except inside ir_measures' parentheses
     ("nDCG(dcg='exp-log2')@10") and trec_eval's parameter lists ("P.5,10" is one name); a space
@@ -153,6 +160,11 @@ def parse_metrics(metrics: str | list[str] | tuple[str, ...]) -> list[RequestedM
     if not labels:
         raise UnknownMetricError("no metric requested: pass names like ['ndcg@10', 'map@10']")
     parsed = [m for label in labels for m in _parse_any(label)]
+    if len(parsed) > MAX_METRICS:
+        raise UnknownMetricError(
+            f"{len(parsed):,} metrics requested in one call; at most {MAX_METRICS} are (a "
+            "statement of more takes DuckDB minutes to plan): split them into several calls"
+        )
     seen: dict[tuple, str] = {}
     for m in parsed:
         key = (m.name, m.k, m.overrides, m.param)
