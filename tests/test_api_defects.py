@@ -6,6 +6,7 @@ import datetime
 import duckdb
 import pyarrow as pa
 import pytest
+from test_cli import ROOT, logs  # noqa: F401  (the fixture)
 from test_cli import run as cli
 
 import sqlmetrics
@@ -191,3 +192,57 @@ def test_more_metrics_than_the_bound_are_refused_with_a_clear_error(con):
         sqlmetrics.sql(con, "events", "P." + ",".join(map(str, range(1, MAX_METRICS + 2))))
     # the bound itself renders (linearly: about 0.5 ms per metric)
     assert sqlmetrics.sql(con, "events", names[:MAX_METRICS]).count("ndcg@") >= MAX_METRICS
+
+
+# h. an output path that names an input is refused before anything is written ---------------
+
+
+def _unchanged(paths):
+    return {path: path.read_bytes() for path in paths}
+
+
+def test_an_output_that_names_an_input_is_refused_with_exit_2(logs, tmp_path, capsys, monkeypatch):  # noqa: F811
+    import os
+    import shutil
+
+    warehouse = tmp_path / "warehouse.duckdb"
+    shutil.copy(logs / "warehouse.duckdb", warehouse)
+    recs, events = tmp_path / "recs.parquet", tmp_path / "events.parquet"
+    shutil.copy(logs / "recommendations.parquet", recs)
+    shutil.copy(logs / "events.parquet", events)
+    config = tmp_path / "daily.toml"
+    shutil.copy(ROOT / "warehouse_examples" / "daily_report.toml", config)
+    (tmp_path / "link.parquet").symlink_to(events)
+    os.link(recs, tmp_path / "hard.parquet")
+    before = _unchanged([warehouse, recs, events, config])
+    grades = ["--action", "event_type", "--relevance", "purchase=3,view=1"]
+    on_files = ["evaluate", recs, "--truth", events, "--metrics", "ndcg@10", *grades, "--by", "model"]
+    on_db = ["recommendations", "--db", warehouse, "--truth", "events", "--metrics", "ndcg@10", *grades]
+    report = ["report", config, "--db", warehouse, "--date", "2026-11-01"]
+    cases = [
+        ([*on_files, "-o", recs], "--output", "SOURCE"),
+        ([*on_files, "-o", tmp_path / "link.parquet"], "--output", "--truth"),  # a symbolic link
+        ([*on_files, "-o", tmp_path / "hard.parquet"], "--output", "SOURCE"),  # a hard link
+        ([*on_files, "--format", "trec", "-o", events], "--output", "--truth"),
+        (["evaluate", tmp_path / "*.parquet", "--metrics", "ndcg@10", "-o", recs], "--output", "SOURCE"),
+        (["sql", *on_db, "-o", warehouse], "--output", "--db"),
+        (["compare", *on_db, "--by", "model", "--baseline", "A", "-o", warehouse], "--output", "--db"),
+        ([*report, "--html", warehouse], "--html", "warehouse"),
+        ([*report, "--html", config], "--html", "config"),
+    ]
+    for args, option, what in cases:
+        code, out, err = cli(args, capsys)
+        assert code == 2, (args, err)
+        assert err.count("\n") == 1 and f"{option} " in err and f"is the {what} " in err, err
+        assert "would overwrite it" in err
+        assert _unchanged(before) == before
+    # a report refused wrote no period into the warehouse
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert "daily_ab_results" not in {t for (t,) in con.execute("SHOW TABLES").fetchall()}
+    con.close()
+    # an output named like a table (no such file) is written
+    monkeypatch.chdir(tmp_path)
+    lists = ["--by", "model", "--user", "user_id,day"]
+    code, _, err = cli(["evaluate", *on_db, *lists, "-o", "recommendations", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "recommendations").read_text().startswith('"model","users","ndcg@10"')

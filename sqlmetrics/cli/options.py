@@ -4,8 +4,11 @@ command takes (inputs, column names, conventions) and how they become the API's 
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +222,47 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
         "profile": args.profile,
         **{name: getattr(args, name) for name in CHOICES},
     }
+
+
+def refuse_overwriting(
+    command: str, option: str, output: str | None, inputs: Iterable[tuple[str, str | None]]
+) -> None:
+    """Refuse (exit status 2, before anything is written) an output path that names one of the
+    command's inputs: (what, path or glob) pairs, e.g. ("SOURCE", "recs.parquet"), ("--db",
+    "warehouse.duckdb"); an input that names no file (a table, a URL) has none to overwrite.
+    Paths are compared resolved (symbolic links followed) and, where both exist, as the same
+    file (a hard link); a glob, by the files it matches.
+
+    >>> refuse_overwriting("sql", "--output", "out.sql", [("SOURCE", "recs"), ("--truth", None)])
+    """
+    if not output:
+        return
+    target = Path(output).expanduser().resolve()
+    for what, text in inputs:
+        if not text:
+            continue
+        paths = glob.glob(text, recursive=True) if glob.has_magic(text) else [text]
+        for path in paths:
+            candidate = Path(path).expanduser()
+            if not candidate.is_file():  # a table's name, a URL: no file to overwrite
+                continue
+            same = candidate.resolve() == target
+            if not same and target.exists():
+                try:
+                    same = os.path.samefile(candidate, target)
+                except OSError:
+                    same = False
+            if same:
+                named = text if path == text else f"{text} ({path})"
+                raise UsageError(
+                    f"sqlmetrics {command}: {option} {output!r} is the {what} {named!r}; writing "
+                    "there would overwrite it: choose another path"
+                )
+
+
+def evaluation_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The files an evaluating command reads: SOURCE, --truth, --db."""
+    return [("SOURCE", args.source), ("--truth", args.truth), ("--db", args.db)]
 
 
 def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
