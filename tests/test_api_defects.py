@@ -246,3 +246,28 @@ def test_an_output_that_names_an_input_is_refused_with_exit_2(logs, tmp_path, ca
     code, _, err = cli(["evaluate", *on_db, *lists, "-o", "recommendations", "--format", "csv"], capsys)
     assert code == 0, err
     assert (tmp_path / "recommendations").read_text().startswith('"model","users","ndcg@10"')
+
+
+# f. a streaming result left open on the connection -----------------------------------------
+
+
+@pytest.mark.skipif(
+    not hasattr(duckdb, "ResourceInUseException"), reason="DuckDB 1.x streams no results this way"
+)
+def test_an_open_record_batch_reader_gives_one_clear_error(con):
+    con.execute("CREATE TABLE events AS SELECT 1 user_id, 'a' item_id, 0.5 score, 1 relevance")
+    reader = con.sql("SELECT * FROM range(100000)").to_arrow_reader(1000)
+    calls = [
+        lambda: sqlmetrics.evaluate(con, "events", ["ndcg@10"]),
+        lambda: sqlmetrics.evaluate(con, RECS, ["ndcg@10"], truth=TRUTH),
+        lambda: sqlmetrics.sql(con, "events", ["ndcg@10"]),
+        lambda: sqlmetrics.compare(con, RECS.append_column("model", pa.array(["A", "B", "A"])), ["ndcg@10"],
+                                   truth=TRUTH, by="model", baseline="A", test="bootstrap"),
+    ]  # fmt: skip
+    refused = r"still streaming a result .* close it \(reader.close\(\)\)"
+    for call in calls:
+        with pytest.raises(sqlmetrics.UnsupportedError, match=refused):
+            call()
+    assert reader.read_next_batch().num_rows == 1000  # the caller's result is intact
+    reader.close()
+    assert sqlmetrics.evaluate(con, "events", ["ndcg@10"]).column("users").to_pylist() == [1]
