@@ -271,3 +271,70 @@ def test_an_open_record_batch_reader_gives_one_clear_error(con):
     assert reader.read_next_batch().num_rows == 1000  # the caller's result is intact
     reader.close()
     assert sqlmetrics.evaluate(con, "events", ["ndcg@10"]).column("users").to_pylist() == [1]
+
+
+# g. reports: a DATE[] time column, a view as the results table -----------------------------
+
+
+def _report_warehouse(logs, tmp_path):  # noqa: F811
+    import shutil
+
+    warehouse = tmp_path / "warehouse.duckdb"
+    shutil.copy(logs / "warehouse.duckdb", warehouse)
+    return warehouse, ["report", ROOT / "warehouse_examples" / "daily_report.toml", "--db", warehouse, "-q"]
+
+
+def _retype_day(warehouse, expression):
+    con = duckdb.connect(str(warehouse))
+    con.execute(f"CREATE TABLE r2 AS SELECT {expression} AS day, * EXCLUDE (day) FROM recommendations")
+    con.execute("DROP TABLE recommendations")
+    con.execute("ALTER TABLE r2 RENAME TO recommendations")
+    con.close()
+
+
+@pytest.mark.parametrize("time_type", ["DATE[]", "TIMESTAMP[]", "VARCHAR"])
+def test_a_time_column_of_lists_is_a_column_type_error(logs, tmp_path, capsys, time_type):  # noqa: F811
+    warehouse, report = _report_warehouse(logs, tmp_path)
+    value = {"DATE[]": "[day]", "TIMESTAMP[]": "[CAST(day AS TIMESTAMP)]", "VARCHAR": "CAST(day AS VARCHAR)"}
+    _retype_day(warehouse, value[time_type])
+    code, _, err = cli([*report, "--date", "2026-11-01"], capsys)
+    assert code == 2
+    assert err == (
+        "sqlmetrics: daily_ab 2026-11-01: recs (recommendations): the time column 'day' must be a "
+        f"DATE or a TIMESTAMP, one per row, but it is {time_type}\n"
+    )
+
+
+def test_every_timestamp_precision_is_a_time_column(logs, tmp_path, capsys):  # noqa: F811
+    warehouse, report = _report_warehouse(logs, tmp_path)
+    _retype_day(warehouse, "CAST(day AS TIMESTAMP_NS)")
+    code, _, err = cli([*report, "--date", "2026-11-01"], capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("table", ["sqlmetrics_results", "sqlmetrics_comparisons"])
+def test_a_view_as_a_reports_table_is_refused_before_any_write(logs, tmp_path, capsys, table):  # noqa: F811
+    warehouse, report = _report_warehouse(logs, tmp_path)
+    assert cli([*report, "--date", "2026-11-01"], capsys)[0] == 0
+    con = duckdb.connect(str(warehouse))
+    con.execute(f"ALTER TABLE {table} RENAME TO base")
+    con.execute(f"CREATE VIEW {table} AS SELECT * FROM base")
+    before = con.execute("SELECT count(*) FROM base").fetchall()
+    con.close()
+    code, _, err = cli([*report, "--date", "2026-11-02"], capsys)
+    assert code == 2
+    what = "results" if table == "sqlmetrics_results" else "comparisons"
+    assert err.startswith(f"sqlmetrics: '{table}' is a view, but the {what} table must be a table")
+    assert err.count("\n") == 1
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("SELECT count(*) FROM base").fetchall() == before
+    con.close()
+    # a view of another schema named like it is no matter
+    con = duckdb.connect(str(warehouse))
+    con.execute(f"DROP VIEW {table}")
+    con.execute(f"ALTER TABLE base RENAME TO {table}")
+    con.execute("CREATE SCHEMA other")
+    con.execute(f"CREATE VIEW other.{table} AS SELECT 1 AS x")
+    con.close()
+    code, _, err = cli([*report, "--date", "2026-11-02"], capsys)
+    assert code == 0, err
