@@ -16,16 +16,16 @@ from ..errors import (
     SqlMetricsError,
 )
 from ..inputs.columns import find_column
-from ..inputs.identifiers import quote_identifier, quote_string
-from ..inputs.sources import Input, Source
+from ..inputs.sources import Input
 from ..names.metric_names import parse_metrics
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
+from ..statement.duplicates import explained
 from ..statement.exact_sums import with_exact_sums
 from ..statement.keywords import takes_inputs
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import evaluate_in_partitions
-from ..statement.plan import unit_columns
-from ..statement.prepare import prepare, with_truth_hint
+from ..statement.plan import ColumnNames
+from ..statement.prepare import prepare
 from ..statement.templates import render
 from ..stats import intervals
 
@@ -53,9 +53,11 @@ def evaluate(
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
     user: the unit's key, a column or a list of columns: user=["user_id", "day"] evaluates one
     ranked list per (user, day), joined to truth on both (history: on those it has).
-    metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision", and the beyond-accuracy
-    metrics "fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
-    "popularity@10", "diversity@10", "serendipity@10", "personalization@10".
+    metrics: a list of names, or one string of names separated by commas or spaces as the
+    command line's --metrics ("ndcg@10,map@10"): names like "ndcg@10", "map@10", "recall@20",
+    "r_precision", and the beyond-accuracy metrics "fcp", "catalog_coverage@10",
+    "distributional_coverage@10", "gini@10", "novelty@10", "popularity@10", "diversity@10",
+    "serendipity@10", "personalization@10".
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
     serendipity); catalog: a table of all items (default: the items of history); item_features:
     a table of (item, features vector) for cosine similarity (diversity, serendipity).
@@ -127,12 +129,8 @@ def evaluate(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            message = str(exc)
-            if engine.dialect == "duckdb":
-                message = _with_example(
-                    con, exc, recs_source, truth_source, inputs["user"], inputs["item"]
-                )
-            raise DuplicateRowError(with_truth_hint(message)) from None
+            names = ColumnNames.of(inputs)
+            raise explained(engine, exc, recs_source, truth_source, names, by) from None
     finally:
         engine.release()
 
@@ -202,29 +200,3 @@ def sql(
         engine.release()
 
 
-def _with_example(
-    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: Any, item: str
-) -> str:
-    """Name the duplicated item too: a second, targeted look, only on this error path."""
-    if not str(exc).startswith(("recs", "truth")):
-        return str(exc)  # item_features names its duplicated item itself
-    source = truth if str(exc).startswith("truth") and truth is not None else recs
-    unit = [next((c for c in source.columns if c.lower() == k.lower()), k) for k in unit_columns(user)]
-    item_col = next((c for c in source.columns if c.lower() == item.lower()), item)
-    # the unit as the message ends: " for user_id = 1[, day = 2026-11-01]" (inputs/problems.sql.j2)
-    described = " || ".join(
-        f"{quote_string((' for ' if i == 0 else ', ') + column + ' = ')} || "
-        f"CAST({quote_identifier(column)} AS VARCHAR)"
-        for i, column in enumerate(unit)
-    )
-    try:
-        row = con.execute(
-            f"SELECT CAST({quote_identifier(item_col)} AS VARCHAR) FROM {source.sql} "
-            f"WHERE ends_with(?, {described}) "
-            f"GROUP BY {', '.join(map(quote_identifier, unit))}, {quote_identifier(item_col)} "
-            "HAVING count(*) > 1 LIMIT 1",
-            [str(exc)],
-        ).fetchall()
-    except duckdb.Error:
-        row = []
-    return f"{exc}, {item_col} = {row[0][0]}" if row else str(exc)

@@ -83,6 +83,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..reports import formats
 
+    options.refuse_overwriting("evaluate", "--output", args.output, options.evaluation_inputs(args))
     fmt = formats.format_for(args.output, args.format)
     if fmt == "parquet" and not args.output:
         raise options.UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")

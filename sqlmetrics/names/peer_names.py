@@ -342,6 +342,27 @@ def suggestions() -> list[str]:
     return names
 
 
+def trec_name(name: str, k: int | None) -> str | None:
+    """trec_eval's name for sqlmetrics' metric `name` (the registry's) at cutoff k, or None
+    where trec_eval has none (mrr@10: its recip_rank takes no cutoff).
+
+    >>> trec_name("ndcg", 10), trec_name("precision", 5), trec_name("mrr", None), trec_name("mrr", 10)
+    ('ndcg_cut_10', 'P_5', 'recip_rank', None)
+    """
+    for trec, template, cuts in TREC_MEASURES:
+        if template is None:
+            continue
+        if "{k}" in template and k is not None and template == f"{name}@{{k}}":
+            return f"{trec}_{k}"
+        if "{" not in template and k is None and template == name:
+            return trec
+        if "{r}" in template and k is None and cuts is not None:  # iprec_at_recall_0.10
+            levels = {template.format(r=_level(value)) for value in cuts}
+            if name in levels:
+                return name
+    return None
+
+
 def trec_position(label: str) -> tuple[int, float] | None:
     """Where trec_eval prints a measure it names (its measure table's order, then the cutoff),
     or None for a name that is not trec_eval's."""

@@ -23,11 +23,13 @@ from ..inputs.sources import Input
 from ..names.metric_names import parse_metrics, require_means
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
 from ..statement.dialects import get as get_dialect
+from ..statement.duplicates import explained
 from ..statement.exact_sums import with_exact_sums
 from ..statement.keywords import takes_inputs
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import combining_sql
-from ..statement.prepare import prepare, with_truth_hint
+from ..statement.plan import ColumnNames
+from ..statement.prepare import prepare
 from ..statement.templates import render
 from . import corrections, draws, significance
 from .draws import digit_places, poisson_thresholds
@@ -105,7 +107,7 @@ def compare(
 
     engine = for_connection(con, describe_only=False)
     try:
-        template, context, recs_source, _, _ = prepare(
+        template, context, recs_source, truth_source, _ = prepare(
             engine, recs, metrics, by=segments + systems, per_user=True, **inputs
         )
         if template == GROUPED_TEMPLATE and partitions != 1:
@@ -170,7 +172,8 @@ def compare(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            raise DuplicateRowError(with_truth_hint(str(exc))) from None
+            names = ColumnNames.of(inputs)
+            raise explained(engine, exc, recs_source, truth_source, names, segments + systems) from None
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)
