@@ -91,7 +91,7 @@ def position_weight(position: np.ndarray, position_weights) -> np.ndarray:
     return np.where(position <= len(w), w[np.minimum(position, len(w)) - 1], 0.0)
 
 
-def unit_terms(log: dict, estimator: str, position_weights=None, clip=math.inf) -> tuple[np.ndarray, np.ndarray]:
+def unit_terms(log: dict, estimator: str, position_weights=None, clip=math.inf):
     """(unit ids, per-unit terms) whose mean is the estimate. log: per-row arrays unit,
     position (1-based), reward, b_s/b_ip/b_c (logging propensities), e_s/e_ip/e_c (target),
     q (predicted reward of the logged item), q_e (the target's expected predicted reward at the
@@ -219,10 +219,21 @@ def random_log(rng: np.random.Generator, units: int, items: int, length: int, re
                 "pscore_item_position": p_ip[k], "pscore_cascade": p_c[k],
                 "reward": float(rng.choice(reward_levels)), "predicted": float(rng.uniform(0, 1)),
             })
+        # the target: some of the items, scored on a coarse grid (ties), half the time near the
+        # logging policy's own order (so that it agrees with some slates)
         shown = rng.permutation(items)[: rng.integers(1, items + 1)]
-        for item in shown:  # ties: scores on a coarse grid
-            target.append({"user_id": u, "item_id": int(item), "score": float(rng.integers(0, 3)),
+        near = rng.random() < 0.5
+        for item in shown:
+            score = float(np.round(scores[item])) if near else float(rng.integers(0, 3))
+            target.append({"user_id": u, "item_id": int(item), "score": score,
                            "predicted": float(rng.uniform(0, 1))})
+        # a stochastic target too: Plackett-Luce over other scores, its exact propensities of
+        # the logged slate, and an expected predicted reward per position
+        e_slate, e_ip, e_c = exact_propensities(rng.normal(size=items), tuple(slate), length)
+        for k in range(length):
+            impressions[-length + k].update(
+                target_pscore=e_slate, target_pscore_item_position=e_ip[k],
+                target_pscore_cascade=e_c[k], target_predicted=float(rng.uniform(0, 1)))
     return impressions, target
 
 
@@ -246,6 +257,19 @@ def target_ranks(target: list[dict], ties: str = "item_desc") -> dict:
     return ranks
 
 
+def stochastic_arrays(impressions: list[dict]) -> dict:
+    """The per-row arrays of unit_terms() for the stochastic target of random_log()."""
+    rows = sorted(impressions, key=lambda r: (r["user_id"], r["position"]))
+
+    def a(name):
+        return np.array([r[name] for r in rows])
+
+    return {"unit": a("user_id"), "position": a("position"), "reward": a("reward"),
+            "b_s": a("pscore"), "b_ip": a("pscore_item_position"), "b_c": a("pscore_cascade"),
+            "e_s": a("target_pscore"), "e_ip": a("target_pscore_item_position"),
+            "e_c": a("target_pscore_cascade"), "q": a("predicted"), "q_e": a("target_predicted")}
+
+
 def log_arrays(impressions: list[dict], target: list[dict], ties: str = "item_desc") -> dict:
     """The per-row arrays of unit_terms() for a deterministic target ranking: the target's
     propensity of a logged item at its position is 1 when it ranks it there; of the top-k prefix,
@@ -262,7 +286,8 @@ def log_arrays(impressions: list[dict], target: list[dict], ties: str = "item_de
         idx = np.flatnonzero(unit == u)
         e_c[idx] = np.minimum.accumulate(e_ip[idx])
         e_s[idx] = e_ip[idx].min()
-    q_dm = np.array([predicted.get((r["user_id"], at_rank.get((r["user_id"], r["position"]))), 0.0) for r in rows])
+    q_dm = np.array([predicted.get((r["user_id"], at_rank.get((r["user_id"], r["position"]))), 0.0)
+                     for r in rows])
     return {
         "unit": unit, "position": np.array([r["position"] for r in rows]),
         "reward": np.array([r["reward"] for r in rows]),

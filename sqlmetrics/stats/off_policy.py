@@ -101,14 +101,14 @@ def off_policy(
     (share of units with a nonzero weight) and clipped (share of weights clipped).
 
     >>> import duckdb, pyarrow as pa, sqlmetrics
-    >>> log = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
+    >>> log = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "b", "a"],
     ...                 "position": [1, 2, 1, 2], "pscore_item_position": [0.5, 0.5, 0.5, 0.5],
     ...                 "reward": [1, 0, 0, 1]})
     >>> target = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
     ...                    "score": [2, 1, 2, 1]})
     >>> rows = sqlmetrics.off_policy(duckdb.connect(), log, ["iips", "logging"], target=target)
     >>> [(r["estimator"], r["value"], r["units"]) for r in rows.to_pylist()]
-    [('iips', 2.0, 2), ('logging', 1.0, 2)]
+    [('iips', 1.0, 2), ('logging', 1.0, 2)]
     """
     wanted = _estimators(estimators)
     _check_options(confidence, clip, ties, truth_duplicates)
