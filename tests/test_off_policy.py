@@ -100,7 +100,8 @@ def test_reference_is_obp_arithmetic():
     assert close(reference(log, "rips")["value"], obp_ips(sid, r, log["b_c"], log["e_c"]))
     assert close(reference(log, "snsips")["value"], obp_snsips(sid, r, log["b_s"], log["e_s"]))
     for e, k in (("sniips", "ip"), ("snrips", "c")):
-        assert close(reference(log, e)["value"], obp_sn_per_position(sid, r, pos, log["b_" + k], log["e_" + k]))
+        want = obp_sn_per_position(sid, r, pos, log["b_" + k], log["e_" + k])
+        assert close(reference(log, e)["value"], want)
     terms = obp_cascade_dr_terms(sid, pos, r, log["b_c"], log["e_c"], log["q"], log["q_e"])
     assert close(reference(log, "cascade-dr")["value"], terms.sum() / 60)
 
