@@ -19,6 +19,7 @@ import pyarrow as pa
 from ..engines import for_connection
 from ..errors import ConventionError, InvalidDataError, MissingColumnError, SqlMetricsError
 from ..inputs import columns as col
+from ..inputs.sources import Input
 from ..statement.dialects import get as get_dialect
 from ..statement.exact_sums import with_exact_sums
 from ..statement.plan import ColumnNames, _relevance, unit_columns
@@ -35,7 +36,6 @@ OUTPUT = ("estimator", "value", "ci_low", "ci_high", "units", "ess", "max_weight
 # the mean weight is about 1 when the propensities are right: a warning beyond this far
 MEAN_WEIGHT_TOLERANCE = 0.1
 
-Input = Any  # table/view name, DuckDB relation, Parquet/CSV path, pandas/polars DataFrame, pyarrow Table
 
 
 class OffPolicyWarning(UserWarning):
