@@ -357,6 +357,10 @@ def _raise_problem(found: pa.Table, keys: list[str], position: str) -> None:
 
 
 def _table(result: pa.Table, wanted: list[str], segments: list[str], confidence: float) -> pa.Table:
+    if segments:  # the segments in their values' order, NULL first, in every engine
+        values = list(zip(*(result.column(f"_g{j}").to_pylist() for j in range(len(segments))), strict=True))
+        order = sorted(range(len(values)), key=lambda i: [(v is not None, v) for v in values[i]])
+        result = result.take(pa.array(order, pa.int64()))
     out: dict[str, list] = {name: [] for name in OUTPUT}
     for r in result.to_pylist():
         n = int(r["_n"])
