@@ -86,3 +86,62 @@ def test_postgres_errors_name_the_unit(pg):
 @pytest.mark.parametrize("text_items", [True])
 def test_spark_equals_duckdb(spark, text_items):
     check_engine(spark, text_items)
+
+
+# ---- the text for every dialect; BigQuery and Snowflake run through sqlglot on DuckDB ---------
+
+
+def tables(con, text_items: bool) -> None:
+    impressions, target = data(text_items)
+    events = pa.table({"user_id": [0, 1, 1, 2], "item_id": impressions.column("item_id").to_pylist()[:4],
+                       "event": ["buy", "view", "buy", "view"]})
+    for name, table in (("impressions", impressions), ("target", target), ("events", events)):
+        con.register(f"{name}_frame", table)
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")
+
+
+VARIANTS = [
+    {"estimators": ESTIMATORS, "target": "target", "predicted_reward": "predicted", "by": "device",
+     "position_weights": "dcg", "clip": 20.0},
+    {"estimators": ["iips", "snrips", "logging"], "target": "target", "rewards": "events",
+     "action": "event", "relevance": {"buy": 3, "view": 1}, "ties": "trec_eval"},
+    {"estimators": ESTIMATORS[:7], "target_pscore": "target_pscore",
+     "target_pscore_item_position": "target_pscore_item_position",
+     "target_pscore_cascade": "target_pscore_cascade", "predicted_reward": "predicted",
+     "target_predicted_reward": "target_predicted", "position_weights": [1.0, 0.5],
+     "truth_duplicates": "sum"},
+]
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "spark", "postgres", "bigquery", "snowflake"])
+@pytest.mark.parametrize("variant", range(len(VARIANTS)))
+def test_text_parses_in_its_dialect(dialect, variant):
+    import sqlglot
+
+    con = duckdb.connect()
+    tables(con, True)
+    options = dict(VARIANTS[variant])
+    if "rewards" not in options:
+        options.pop("truth_duplicates", None)
+    text = sqlmetrics.off_policy_sql(con, "impressions", dialect=dialect, **options)
+    sqlglot.parse_one(text, read=dialect)
+
+
+@pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
+@pytest.mark.parametrize("variant", range(len(VARIANTS)))
+def test_bigquery_and_snowflake_text_computes_the_same(dialect, variant):
+    import sqlglot
+
+    from sqlmetrics.stats.off_policy import _table
+
+    con = duckdb.connect()
+    tables(con, False)
+    options = dict(VARIANTS[variant])
+    estimators = options.pop("estimators")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
+        expected = sqlmetrics.off_policy(con, "impressions", estimators, **options)
+        text = sqlmetrics.off_policy_sql(con, "impressions", estimators, dialect=dialect, **options)
+        sums = con.sql(sqlglot.transpile(text, read=dialect, write="duckdb")[0]).to_arrow_table()
+        by = options.get("by")
+        same(_table(sums, estimators, [by] if by else [], 0.95), expected)

@@ -8,10 +8,12 @@ the sums into estimates, t intervals and diagnostics. docs/off-policy.md has the
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Real
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -19,13 +21,15 @@ import pyarrow as pa
 from ..engines import for_connection
 from ..errors import ConventionError, InvalidDataError, MissingColumnError, SqlMetricsError
 from ..inputs import columns as col
-from ..inputs.sources import Input
+from ..inputs.sources import Input, Source
+from ..statement.dialects import from_item
 from ..statement.dialects import get as get_dialect
 from ..statement.exact_sums import with_exact_sums
 from ..statement.plan import ColumnNames, _relevance, unit_columns
 from ..statement.templates import render
 from .significance import t_interval
 
+DEFAULT_ESTIMATORS = ("iips", "sniips", "rips", "snrips", "logging")
 ESTIMATORS = ("sips", "iips", "rips", "snsips", "sniips", "snrips", "cascade-dr", "dm", "logging")
 # the weight each estimator uses: of the slate, of the item at its position, of the prefix
 KIND = {"sips": "s", "snsips": "s", "iips": "ip", "sniips": "ip", "rips": "c", "snrips": "c",
@@ -45,7 +49,7 @@ class OffPolicyWarning(UserWarning):
 def off_policy(
     con: Any,
     impressions: Input,
-    estimators: str | Sequence[str] = ("iips", "sniips", "rips", "snrips", "logging"),
+    estimators: str | Sequence[str] = DEFAULT_ESTIMATORS,
     *,
     target: Input | None = None,
     rewards: Input | None = None,
@@ -110,160 +114,12 @@ def off_policy(
     >>> [(r["estimator"], r["value"], r["units"]) for r in rows.to_pylist()]
     [('iips', 1.0, 2), ('logging', 1.0, 2)]
     """
-    wanted = _estimators(estimators)
-    _check_options(confidence, clip, ties, truth_duplicates)
-    if target is None and target_pscore is None and target_pscore_item_position is None \
-            and target_pscore_cascade is None and any(KIND[e] for e in wanted):
-        raise ConventionError(
-            "give the target policy: target= a ranking (unit, item, score), or its propensities "
-            "as columns of the impressions (target_pscore=, target_pscore_item_position=, "
-            "target_pscore_cascade=)"
-        )
+    options = {k: v for k, v in locals().items() if k not in ("con", "impressions", "estimators")}
     engine = for_connection(con, describe_only=False)
     try:
-        dialect = get_dialect(engine.dialect)
-        q = dialect.quote_identifier
-        names = ColumnNames(user=user, item=item, relevance=relevance, action=action)
-        imp = engine.resolve(impressions, "impressions")
-        keys = [col.find_column(imp, name, "impressions", "user") for name in unit_columns(user)]
-        imp_item = col.find_column(imp, item, "impressions", "item")
-        imp_position = col.find_column(imp, position, "impressions", "position")
-        if col.type_family(imp.type_of(imp_position)) != "integer":
-            raise SqlMetricsError(
-                f"impressions: the position column {imp_position!r} must be a whole number "
-                f"(1 at the top), but it is {imp.type_of(imp_position)}"
-            )
-        segments = [by] if isinstance(by, str) else list(by or [])
-        columns: list[tuple[str, str]] = []  # (alias in the statement, quoted column)
-        logging: list[tuple[str, str, str]] = []  # (alias, quoted column, role) checked in (0, 1]
-        stochastic: list[tuple[str, str, str]] = []
-        per_slate: list[tuple[str, str]] = []
-        kinds = sorted({KIND[e] for e in wanted if KIND[e]}, key=["s", "ip", "c"].index)
-
-        def numeric(source, name: str, role: str, what: str) -> str:
-            column = col.find_column(source, name, role, what)
-            col.require_numeric(source, column, role, what, allow_bool=what == "reward")
-            return q(column)
-
-        for kind in kinds:
-            given = {"s": pscore, "ip": pscore_item_position, "c": pscore_cascade}[kind]
-            users = [e for e in wanted if KIND[e] == kind]
-            try:
-                column = numeric(imp, given, "impressions", PROPENSITY[kind])
-            except MissingColumnError:
-                raise MissingColumnError(
-                    f"{', '.join(users)} need{'s' if len(users) == 1 else ''} the logging "
-                    f"policy's {PROPENSITY[kind]} (the propensity of "
-                    f"{_WHAT[kind]}): impressions ({imp.label}) has no column {given!r}; its "
-                    f"columns are: {', '.join(imp.columns)}"
-                ) from None
-            columns.append((f"_b_{kind}", column))
-            logging.append((f"_b_{kind}", column, PROPENSITY[kind]))
-            if kind == "s":
-                per_slate.append(("_b_s", "pscore"))
-        target_context = None
-        own = {"s": target_pscore, "ip": target_pscore_item_position, "c": target_pscore_cascade}
-        if target is not None:
-            if any(v is not None for v in own.values()) or target_predicted_reward is not None:
-                raise ConventionError(
-                    "target= is a ranking; target_pscore=, target_pscore_item_position=, "
-                    "target_pscore_cascade= and target_predicted_reward= give a stochastic "
-                    "target's own propensities instead: give one or the other"
-                )
-            if ties not in ("item_desc", "item_asc", "trec_eval"):
-                raise ConventionError(
-                    f"ties={ties!r}: a target ranking must be deterministic; ties= orders equal "
-                    "scores by the item: 'item_desc', 'item_asc' or 'trec_eval'"
-                )
-            tgt = engine.resolve(target, "target")
-            t_keys = [col.find_column(tgt, name, "target", "user") for name in unit_columns(user)]
-            for a, b in zip(keys, t_keys, strict=True):
-                col.require_same_family(imp, a, tgt, b, "user", "target")
-            t_item = col.find_column(tgt, item, "target", "item")
-            col.require_same_family(imp, imp_item, tgt, t_item, "item", "target")
-            if rank is not None:
-                key_sql = f"-{numeric(tgt, rank, 'target', 'rank')}"
-            else:
-                key_sql = numeric(tgt, score, "target", "score")
-            target_context = {
-                "source": tgt.sql, "unit": [q(c) for c in t_keys], "item": q(t_item),
-                "key": key_sql,
-                "predicted": numeric(tgt, predicted_reward, "target", "predicted_reward")
-                if predicted_reward is not None and {"dm", "cascade-dr"} & set(wanted) else None,
-            }  # fmt: skip
-        else:
-            for kind in kinds:
-                if own[kind] is None:
-                    users = [e for e in wanted if KIND[e] == kind]
-                    raise MissingColumnError(
-                        f"{', '.join(users)} need{'s' if len(users) == 1 else ''} the target's "
-                        f"propensity of {_WHAT[kind]}: give target_{PROPENSITY[kind]}= (a column of "
-                        "the impressions) or target= a ranking"
-                    )
-                column = numeric(imp, own[kind], "impressions", f"target_{PROPENSITY[kind]}")
-                columns.append((f"_e_{kind}", column))
-                stochastic.append((f"_e_{kind}", column, f"target_{PROPENSITY[kind]}"))
-                if kind == "s":
-                    per_slate.append(("_e_s", "target_pscore"))
-        if "dm" in wanted and (target_context is None or target_context["predicted"] is None):
-            raise ConventionError(
-                "dm needs target= a ranking with a predicted_reward= column (the predicted "
-                "reward of each item it ranks)"
-            )
-        if "cascade-dr" in wanted:
-            if predicted_reward is None:
-                raise ConventionError(
-                    "cascade-dr needs predicted_reward= (a column of the impressions, and of "
-                    "target= when it is a ranking)"
-                )
-            columns.append(("_q", numeric(imp, predicted_reward, "impressions", "predicted_reward")))
-            if target_context is None:
-                if target_predicted_reward is None:
-                    raise ConventionError(
-                        "cascade-dr with a stochastic target needs target_predicted_reward= (its "
-                        "expected predicted reward at each position given the items shown above)"
-                    )
-                columns.append(("_q_e", numeric(imp, target_predicted_reward, "impressions",
-                                                "target_predicted_reward")))
-        rewards_context = None
-        if rewards is not None:
-            rew = engine.resolve(rewards, "rewards")
-            r_keys = [col.find_column(rew, name, "rewards", "user") for name in unit_columns(user)]
-            for a, b in zip(keys, r_keys, strict=True):
-                col.require_same_family(imp, a, rew, b, "user", "rewards")
-            r_item = col.find_column(rew, item, "rewards", "item")
-            col.require_same_family(imp, imp_item, rew, r_item, "item", "rewards")
-            spec = _relevance(rew, names, "rewards", required=False, dialect=dialect.name)
-            rewards_context = {
-                "source": rew.sql, "unit": [q(c) for c in r_keys], "item": q(r_item),
-                "relevance": spec,
-                "unique": truth_duplicates == "error" and spec["kind"] != "action",
-            }  # fmt: skip
-        else:
-            if action is not None or relevance is not None:
-                raise ConventionError("action= and relevance= grade rewards=; give rewards= too")
-            columns.append(("_r0", numeric(imp, reward, "impressions", "reward")))
-        context = {
-            "dialect": dialect.name,
-            "unit": [{"alias": "_user" if i == 0 else f"_u{i}"} for i in range(len(keys))],
-            "segments": [
-                {"alias": f"_g{i}", "column": q(col.find_column(imp, name, "impressions", "by"))}
-                for i, name in enumerate(segments)
-            ],
-            "impressions": {
-                "source": imp.sql, "unit": [q(c) for c in keys], "item": q(imp_item),
-                "position": q(imp_position), "columns": columns, "logging": logging,
-                "target": stochastic, "per_slate": per_slate,
-            },  # fmt: skip
-            "rewards": rewards_context,
-            "target": target_context,
-            "truth_duplicates": "max" if truth_duplicates == "error" else truth_duplicates,
-            "ties": ties,
-            "estimators": [{"name": e} for e in wanted],
-            "kinds": kinds,
-            "position_weights": _position_weights(position_weights),
-            "clip": None if clip is None else repr(float(clip)),
-        }
+        context, keys, imp_position, wanted, segments = _context(
+            engine, engine.dialect, impressions, estimators, options
+        )
         _raise_problem(engine.run(render("off_policy/checks.sql.j2", context)), keys, imp_position)
         result = with_exact_sums(
             lambda form: engine.run(render("off_policy/off_policy.sql.j2", {**context, "exact_sums": form}))
@@ -271,6 +127,213 @@ def off_policy(
     finally:
         engine.release()
     return _table(result, wanted, segments, confidence)
+
+
+def off_policy_sql(
+    con: Any,
+    impressions: Input,
+    estimators: str | Sequence[str] = DEFAULT_ESTIMATORS,
+    *,
+    dialect: str | None = None,
+    **options: Any,
+) -> str:
+    """The statement off_policy() runs with the same arguments (its keywords), in `dialect`
+    ("duckdb", "spark", "postgres", "bigquery", "snowflake"; by default the connection's):
+    one row per segment of sums (columns _n, _s<i> the sum of estimator i's per-unit terms,
+    _ss<i> their squared deviations, and the weights' diagnostics; docs/off-policy.md). As for
+    sql(), inputs must be tables (or, where the dialect reads them, files), and con=None
+    takes each input as a (table name, columns) pair.
+
+    >>> import sqlmetrics
+    >>> log = ("logs.impressions", {"user_id": "INT64", "item_id": "STRING", "position": "INT64",
+    ...        "pscore_item_position": "FLOAT64", "reward": "FLOAT64"})
+    >>> recs = ("logs.recs_b", {"user_id": "INT64", "item_id": "STRING", "score": "FLOAT64"})
+    >>> text = sqlmetrics.off_policy_sql(None, log, ["iips"], target=recs, dialect="bigquery")
+    >>> "FROM `logs`.`impressions`" in text
+    True
+    """
+    defaults = {
+        name: p.default for name, p in inspect.signature(off_policy).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    engine = for_connection(con)
+    try:
+        name = get_dialect(dialect or engine.dialect or "duckdb").name
+        context, *_ = _context(engine, name, impressions, estimators, {**defaults, **options})
+        return render("off_policy/off_policy.sql.j2", {**context, "exact_sums": "fast"})
+    finally:
+        engine.release()
+
+
+def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str | Sequence[str],
+             options: dict[str, Any]) -> tuple[dict[str, Any], list[str], str, list[str], list[str]]:
+    """The statements' context from off_policy()'s arguments, checked: (context, the unit's key
+    columns, the position column, the estimators, the by columns)."""
+    o = SimpleNamespace(**options)
+    wanted = _estimators(estimators)
+    _check_options(o.confidence, o.clip, o.ties, o.truth_duplicates)
+    if o.target is None and o.target_pscore is None and o.target_pscore_item_position is None\
+            and o.target_pscore_cascade is None and any(KIND[e] for e in wanted):
+        raise ConventionError(
+            "give the target policy: target= a ranking (unit, item, score), or its propensities "
+            "as columns of the impressions (target_pscore=, target_pscore_item_position=, "
+            "target_pscore_cascade=)"
+        )
+    dialect = get_dialect(dialect_name)
+
+    def resolve(obj: Input, role: str) -> Source:
+        source = engine.resolve(obj, role)
+        if dialect_name != engine.dialect:  # off_policy_sql(dialect=...): named in that dialect
+            source.sql = from_item(source, dialect_name)
+        return source
+
+    q = dialect.quote_identifier
+    names = ColumnNames(user=o.user, item=o.item, relevance=o.relevance, action=o.action)
+    imp = resolve(impressions, "impressions")
+    keys = [col.find_column(imp, name, "impressions", "user") for name in unit_columns(o.user)]
+    imp_item = col.find_column(imp, o.item, "impressions", "item")
+    imp_position = col.find_column(imp, o.position, "impressions", "position")
+    if col.type_family(imp.type_of(imp_position)) != "integer":
+        raise SqlMetricsError(
+            f"impressions: the position column {imp_position!r} must be a whole number "
+            f"(1 at the top), but it is {imp.type_of(imp_position)}"
+        )
+    segments = [o.by] if isinstance(o.by, str) else list(o.by or [])
+    columns: list[tuple[str, str]] = []  # (alias in the statement, quoted column)
+    logging: list[tuple[str, str, str]] = []  # (alias, quoted column, role) checked in (0, 1]
+    stochastic: list[tuple[str, str, str]] = []
+    per_slate: list[tuple[str, str]] = []
+    kinds = sorted({KIND[e] for e in wanted if KIND[e]}, key=["s", "ip", "c"].index)
+
+    def keyed(obj: Input, role: str) -> tuple[Source, list[str], str]:
+        """An input joined to the impressions on the unit's key and the item: (source, its key
+        columns, its item column), their types checked to compare."""
+        source = resolve(obj, role)
+        found = [col.find_column(source, name, role, "user") for name in unit_columns(o.user)]
+        for a, b in zip(keys, found, strict=True):
+            col.require_same_family(imp, a, source, b, "user", role)
+        found_item = col.find_column(source, o.item, role, "item")
+        col.require_same_family(imp, imp_item, source, found_item, "item", role)
+        return source, found, found_item
+
+    def numeric(source, name: str, role: str, what: str) -> str:
+        column = col.find_column(source, name, role, what)
+        col.require_numeric(source, column, role, what, allow_bool=what == "reward")
+        return q(column)
+
+    for kind in kinds:
+        given = {"s": o.pscore, "ip": o.pscore_item_position, "c": o.pscore_cascade}[kind]
+        users = [e for e in wanted if KIND[e] == kind]
+        try:
+            column = numeric(imp, given, "impressions", PROPENSITY[kind])
+        except MissingColumnError:
+            raise MissingColumnError(
+                f"{', '.join(users)} need{'s' if len(users) == 1 else ''} the logging "
+                f"policy's {PROPENSITY[kind]} (the propensity of "
+                f"{_WHAT[kind]}): impressions ({imp.label}) has no column {given!r}; its "
+                f"columns are: {', '.join(imp.columns)}"
+            ) from None
+        columns.append((f"_b_{kind}", column))
+        logging.append((f"_b_{kind}", column, PROPENSITY[kind]))
+        if kind == "s":
+            per_slate.append(("_b_s", "pscore"))
+    target_context = None
+    own = {"s": o.target_pscore, "ip": o.target_pscore_item_position, "c": o.target_pscore_cascade}
+    if o.target is not None:
+        if any(v is not None for v in own.values()) or o.target_predicted_reward is not None:
+            raise ConventionError(
+                "target= is a ranking; target_pscore=, target_pscore_item_position=, "
+                "target_pscore_cascade= and target_predicted_reward= give a stochastic "
+                "target's own propensities instead: give one or the other"
+            )
+        if o.ties not in ("item_desc", "item_asc", "trec_eval"):
+            raise ConventionError(
+                f"ties={o.ties!r}: a target ranking must be deterministic; ties= orders equal "
+                "scores by the item: 'item_desc', 'item_asc' or 'trec_eval'"
+            )
+        tgt, t_keys, t_item = keyed(o.target, "target")
+        if o.rank is not None:
+            key_sql = f"-{numeric(tgt, o.rank, 'target', 'rank')}"
+        else:
+            key_sql = numeric(tgt, o.score, "target", "score")
+        target_context = {
+            "source": tgt.sql, "unit": [q(c) for c in t_keys], "item": q(t_item),
+            "key": key_sql,
+            "predicted": numeric(tgt, o.predicted_reward, "target", "predicted_reward")
+            if o.predicted_reward is not None and {"dm", "cascade-dr"} & set(wanted) else None,
+        }  # fmt: skip
+    else:
+        for kind in kinds:
+            if own[kind] is None:
+                users = [e for e in wanted if KIND[e] == kind]
+                raise MissingColumnError(
+                    f"{', '.join(users)} need{'s' if len(users) == 1 else ''} the target's "
+                    f"propensity of {_WHAT[kind]}: give target_{PROPENSITY[kind]}= (a column of "
+                    "the impressions) or target= a ranking"
+                )
+            column = numeric(imp, own[kind], "impressions", f"target_{PROPENSITY[kind]}")
+            columns.append((f"_e_{kind}", column))
+            stochastic.append((f"_e_{kind}", column, f"target_{PROPENSITY[kind]}"))
+            if kind == "s":
+                per_slate.append(("_e_s", "target_pscore"))
+    if "dm" in wanted and (target_context is None or target_context["predicted"] is None):
+        raise ConventionError(
+            "dm needs target= a ranking with a predicted_reward= column (the predicted "
+            "reward of each item it ranks)"
+        )
+    if "cascade-dr" in wanted:
+        if o.predicted_reward is None:
+            raise ConventionError(
+                "cascade-dr needs predicted_reward= (a column of the impressions, and of "
+                "target= when it is a ranking)"
+            )
+        columns.append(("_q", numeric(imp, o.predicted_reward, "impressions", "predicted_reward")))
+        if target_context is None:
+            if o.target_predicted_reward is None:
+                raise ConventionError(
+                    "cascade-dr with a stochastic target needs target_predicted_reward= (its "
+                    "expected predicted reward at each position given the items shown above)"
+                )
+            columns.append(("_q_e", numeric(imp, o.target_predicted_reward, "impressions",
+                                            "target_predicted_reward")))
+    rewards_context = None
+    if o.rewards is not None:
+        rew, r_keys, r_item = keyed(o.rewards, "rewards")
+        spec = _relevance(rew, names, "rewards", required=False, dialect=dialect.name)
+        rewards_context = {
+            "source": rew.sql, "unit": [q(c) for c in r_keys], "item": q(r_item),
+            "relevance": spec,
+            "unique": o.truth_duplicates == "error" and spec["kind"] != "action",
+        }  # fmt: skip
+    else:
+        if o.action is not None or o.relevance is not None:
+            raise ConventionError("action= and relevance= grade rewards=; give rewards= too")
+        columns.append(("_r0", numeric(imp, o.reward, "impressions", "reward")))
+    context = {
+        "dialect": dialect.name,
+        "unit": [{"alias": "_user" if i == 0 else f"_u{i}"} for i in range(len(keys))],
+        "segments": [
+            {"alias": f"_g{i}", "column": q(col.find_column(imp, name, "impressions", "by"))}
+            for i, name in enumerate(segments)
+        ],
+        "impressions": {
+            "source": imp.sql, "unit": [q(c) for c in keys], "item": q(imp_item),
+            "position": q(imp_position), "columns": columns, "logging": logging,
+            "target": stochastic, "per_slate": per_slate,
+        },  # fmt: skip
+        "rewards": rewards_context,
+        "target": target_context,
+        "truth_duplicates": "max" if o.truth_duplicates == "error" else o.truth_duplicates,
+        "ties": o.ties,
+        "estimators": [{"name": e} for e in wanted],
+        "kinds": kinds,
+        "position_weights": _position_weights(o.position_weights),
+        "clip": None if o.clip is None else repr(float(o.clip)),
+    }
+    return context, keys, imp_position, wanted, segments
 
 
 _WHAT = {"s": "the whole shown slate", "ip": "the item at its position",
