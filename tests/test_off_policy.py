@@ -228,3 +228,48 @@ def test_unit_in_target_but_not_in_log_is_ignored():
     a = off_policy(con, small_log(), ["iips", "rips"], target=TARGET)
     b = off_policy(con, small_log(), ["iips", "rips"], target=extra)
     assert a.equals(b)
+
+
+def example_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "warehouse_examples" / "off_policy_log.py"
+    spec = importlib.util.spec_from_file_location("off_policy_log", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_marginals_are_plackett_luces():
+    """The example's exact item-position marginals equal the enumeration of every slate."""
+    from tests.off_policy_reference import plackett_luce_slates
+
+    rng = np.random.default_rng(2)
+    w = np.exp(rng.normal(size=(3, 6)))
+    marginals = example_module().plackett_luce_marginals(w)
+    for u in range(3):
+        enumerated = np.zeros((6, 3))
+        for slate, steps in plackett_luce_slates(np.log(w[u]), 3):
+            for k, item in enumerate(slate):
+                enumerated[item, k] += np.prod(steps)
+        np.testing.assert_allclose(marginals[u], enumerated, rtol=0, atol=1e-12)
+
+
+def test_the_docs_example_table_is_what_the_example_prints(tmp_path):
+    from pathlib import Path
+
+    example = example_module()
+    db = str(tmp_path / "ope.duckdb")
+    example.write(db, example.simulate(20_000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
+        table = example.report(db)
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "off-policy.md").read_text()
+    assert table in docs
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()}
+    truth = float(rows["**true value of B**"][1].strip("*"))
+    assert float(rows["naive: B's top 3 judged by the logged clicks"][1]) < truth / 2
+    for e in ("sips", "iips", "rips", "snsips", "sniips", "snrips"):
+        low, high = map(float, rows[e][2].split(" to "))
+        assert low <= truth <= high, e

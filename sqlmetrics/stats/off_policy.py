@@ -454,8 +454,9 @@ def _table(result: pa.Table, wanted: list[str], segments: list[str], confidence:
                 segment = ", ".join(f"{s} = {r[f'_g{j}']}" for j, s in enumerate(segments))
                 warnings.warn(
                     f"{e}: the mean importance weight is {mean_weight:.3g}"
-                    f"{f' ({segment})' if segment else ''}, not about 1: check the logged "
-                    f"{PROPENSITY[k]} (or the target covers few of the logged positions)",
+                    f"{f' ({segment})' if segment else ''}, not about 1: the logged "
+                    f"{PROPENSITY[k]} may be wrong, or too few units carry the weight (support "
+                    f"{int(r[f'_sup_{k}']) / n:.3g}, ess {out['ess'][-1]:.3g})",
                     OffPolicyWarning,
                     stacklevel=3,
                 )
