@@ -273,3 +273,33 @@ def test_the_docs_example_table_is_what_the_example_prints(tmp_path):
     for e in ("sips", "iips", "rips", "snsips", "sniips", "snrips"):
         low, high = map(float, rows[e][2].split(" to "))
         assert low <= truth <= high, e
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_baseline_is_the_paired_comparison_of_per_unit_terms(seed):
+    """baseline=: each estimate minus the baseline's on the same units, with the paired t interval
+    and scipy's ttest_rel p (compare()'s), against the reference's per-unit terms."""
+    from scipy import stats
+
+    from tests.off_policy_reference import unit_terms
+
+    rng = np.random.default_rng(seed)
+    impressions, target = random_log(rng, 30, 4, 3, reward_levels=(0, 1, 2))
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ["iips", "snrips", "sips"],
+                target=pa.Table.from_pylist(target), baseline="logging", position_weights="dcg")
+    rows = {r["estimator"]: r for r in got.to_pylist()}
+    assert list(rows) == ["iips", "snrips", "sips", "logging"]
+    log = log_arrays(impressions, target)
+    _, base = unit_terms(log, "logging", "dcg")
+    for e in ("iips", "snrips", "sips"):
+        _, t = unit_terms(log, e, "dcg")
+        d = t - base
+        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+        r = rows[e]
+        assert r["baseline"] == "logging" and close(r["baseline_value"], base.mean())
+        assert close(r["delta"], d.mean()), e
+        assert close(r["delta_ci_low"], d.mean() - half) and close(r["delta_ci_high"], d.mean() + half)
+        assert close(r["p_value"], stats.ttest_rel(t, base).pvalue), e
+    assert rows["logging"]["delta"] is None and rows["logging"]["baseline"] == "logging"
+    with pytest.raises(ConventionError, match="baseline='A'"):
+        off_policy(duckdb.connect(), small_log(), ["iips"], target=TARGET, baseline="A")

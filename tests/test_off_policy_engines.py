@@ -44,7 +44,7 @@ def runs(con, text_items: bool) -> list[pa.Table]:
         warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
         out.append(sqlmetrics.off_policy(con, impressions, ESTIMATORS, target=target,
                                          predicted_reward="predicted", by="device",
-                                         position_weights="dcg", clip=20.0))
+                                         position_weights="dcg", clip=20.0, baseline="logging"))
         out.append(sqlmetrics.off_policy(con, impressions, ESTIMATORS[:7], target_pscore="target_pscore",
                                          target_pscore_item_position="target_pscore_item_position",
                                          target_pscore_cascade="target_pscore_cascade",
@@ -104,7 +104,7 @@ VARIANTS = [
     {"estimators": ESTIMATORS, "target": "target", "predicted_reward": "predicted", "by": "device",
      "position_weights": "dcg", "clip": 20.0},
     {"estimators": ["iips", "snrips", "logging"], "target": "target", "rewards": "events",
-     "action": "event", "relevance": {"buy": 3, "view": 1}, "ties": "trec_eval"},
+     "action": "event", "relevance": {"buy": 3, "view": 1}, "ties": "trec_eval", "baseline": "logging"},
     {"estimators": ESTIMATORS[:7], "target_pscore": "target_pscore",
      "target_pscore_item_position": "target_pscore_item_position",
      "target_pscore_cascade": "target_pscore_cascade", "predicted_reward": "predicted",
@@ -144,4 +144,4 @@ def test_bigquery_and_snowflake_text_computes_the_same(dialect, variant):
         text = sqlmetrics.off_policy_sql(con, "impressions", estimators, dialect=dialect, **options)
         sums = con.sql(sqlglot.transpile(text, read=dialect, write="duckdb")[0]).to_arrow_table()
         by = options.get("by")
-        same(_table(sums, estimators, [by] if by else [], 0.95), expected)
+        same(_table(sums, estimators, [by] if by else [], 0.95, options.get("baseline")), expected)

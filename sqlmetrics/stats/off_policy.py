@@ -27,7 +27,7 @@ from ..statement.dialects import get as get_dialect
 from ..statement.exact_sums import with_exact_sums
 from ..statement.plan import ColumnNames, _relevance, unit_columns
 from ..statement.templates import render
-from .significance import t_interval
+from .significance import t_interval, t_test
 
 DEFAULT_ESTIMATORS = ("iips", "sniips", "rips", "snrips", "logging")
 ESTIMATORS = ("sips", "iips", "rips", "snsips", "sniips", "snrips", "cascade-dr", "dm", "logging")
@@ -37,6 +37,8 @@ KIND = {"sips": "s", "snsips": "s", "iips": "ip", "sniips": "ip", "rips": "c", "
 PROPENSITY = {"s": "pscore", "ip": "pscore_item_position", "c": "pscore_cascade"}
 OUTPUT = ("estimator", "value", "ci_low", "ci_high", "units", "ess", "max_weight", "mean_weight",
           "support", "clipped")  # fmt: skip
+# with baseline=: each estimate against the baseline's on the same units (paired)
+COMPARED = ("baseline", "baseline_value", "delta", "delta_ci_low", "delta_ci_high", "p_value")
 # the mean weight is about 1 when the propensities are right: a warning beyond this far
 MEAN_WEIGHT_TOLERANCE = 0.1
 
@@ -55,6 +57,7 @@ def off_policy(
     rewards: Input | None = None,
     by: str | Sequence[str] | None = None,
     confidence: float = 0.95,
+    baseline: str | None = None,
     position_weights: str | Sequence[float] = "none",
     clip: float | None = None,
     user: str | Sequence[str] = "user_id",
@@ -126,7 +129,7 @@ def off_policy(
         )
     finally:
         engine.release()
-    return _table(result, wanted, segments, confidence)
+    return _table(result, wanted, segments, confidence, baseline)
 
 
 def off_policy_sql(
@@ -174,6 +177,14 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
     columns, the position column, the estimators, the by columns)."""
     o = SimpleNamespace(**options)
     wanted = _estimators(estimators)
+    if o.baseline is not None:
+        if o.baseline not in ESTIMATORS:
+            raise ConventionError(
+                f"baseline={o.baseline!r}: the estimate each row is compared with is one of "
+                f"{', '.join(ESTIMATORS)} (e.g. 'logging', the serving policy's own value)"
+            )
+        if o.baseline not in wanted:
+            wanted.append(o.baseline)
     _check_options(o.confidence, o.clip, o.ties, o.truth_duplicates)
     if o.target is None and o.target_pscore is None and o.target_pscore_item_position is None\
             and o.target_pscore_cascade is None and any(KIND[e] for e in wanted):
@@ -329,6 +340,7 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         "truth_duplicates": "max" if o.truth_duplicates == "error" else o.truth_duplicates,
         "ties": o.ties,
         "estimators": [{"name": e} for e in wanted],
+        "baseline": None if o.baseline is None else wanted.index(o.baseline),
         "kinds": kinds,
         "position_weights": _position_weights(o.position_weights),
         "clip": None if o.clip is None else repr(float(o.clip)),
@@ -419,12 +431,14 @@ def _raise_problem(found: pa.Table, keys: list[str], position: str) -> None:
     raise InvalidDataError(messages[kind])
 
 
-def _table(result: pa.Table, wanted: list[str], segments: list[str], confidence: float) -> pa.Table:
+def _table(
+    result: pa.Table, wanted: list[str], segments: list[str], confidence: float, baseline: str | None = None
+) -> pa.Table:
     if segments:  # the segments in their values' order, NULL first, in every engine
         values = list(zip(*(result.column(f"_g{j}").to_pylist() for j in range(len(segments))), strict=True))
         order = sorted(range(len(values)), key=lambda i: [(v is not None, v) for v in values[i]])
         result = result.take(pa.array(order, pa.int64()))
-    out: dict[str, list] = {name: [] for name in OUTPUT}
+    out: dict[str, list] = {name: [] for name in OUTPUT + COMPARED}
     for r in result.to_pylist():
         n = int(r["_n"])
         if not n:
@@ -437,6 +451,7 @@ def _table(result: pa.Table, wanted: list[str], segments: list[str], confidence:
             out["ci_low"].append(lo)
             out["ci_high"].append(hi)
             out["units"].append(n)
+            _compare(out, r, n, wanted, i, baseline, value, confidence)
             k = KIND[e]
             if k is None:
                 for name in ("ess", "max_weight", "mean_weight", "support", "clipped"):
@@ -463,9 +478,29 @@ def _table(result: pa.Table, wanted: list[str], segments: list[str], confidence:
     types = {"estimator": pa.string(), "units": pa.int64()}
     columns = {name: result.column(f"_g{j}").take(_rows_of(result, len(wanted)))
                for j, name in enumerate(segments)}  # fmt: skip
-    for name in OUTPUT:
+    types["baseline"] = pa.string()
+    for name in OUTPUT + (COMPARED if baseline is not None else ()):
         columns[name] = pa.array(out[name], type=types.get(name, pa.float64()))
     return pa.table(columns)
+
+
+def _compare(out: dict[str, list], r: dict, n: int, wanted: list[str], i: int, baseline: str | None,
+             value: float, confidence: float) -> None:
+    """The paired comparison of estimate i with the baseline estimate on the same units: the
+    difference of their means, its t interval and the paired t-test's p (compare()'s)."""
+    if baseline is None or wanted[i] == baseline:
+        for name in COMPARED:
+            out[name].append(baseline if name == "baseline" else None)
+        return
+    b = wanted.index(baseline)
+    delta = value - r[f"_s{b}"] / n
+    lo, hi = t_interval(n, delta, r[f"_sd{i}"], confidence)
+    out["baseline"].append(baseline)
+    out["baseline_value"].append(r[f"_s{b}"] / n)
+    out["delta"].append(delta)
+    out["delta_ci_low"].append(lo)
+    out["delta_ci_high"].append(hi)
+    out["p_value"].append(t_test(n, delta, r[f"_sd{i}"]))
 
 
 def _rows_of(result: pa.Table, per_row: int) -> pa.Array:
