@@ -12,8 +12,9 @@ also knows each policy's true value (expected clicks per slate).
     python warehouse_examples/off_policy_log.py --db warehouse.duckdb --users 20000
 
 Tables (replaced): ope_impressions (user_id, item_id, position, pscore, pscore_item_position,
-pscore_cascade), ope_clicks (user_id, item_id), ope_recs (model, user_id, item_id, score), and
-ope_true_values (policy, value). Then print the table of docs/off-policy.md.
+pscore_cascade), ope_clicks (user_id, item_id), ope_recs (model, user_id, item_id, score),
+the view ope_target_b (model B's rows of ope_recs), and ope_true_values (policy, value). Then
+print the table of docs/off-policy.md.
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ def write(db: str, tables: dict[str, pa.Table]) -> None:
         con.register("_frame", table)
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _frame")
         con.unregister("_frame")
+    con.execute("CREATE OR REPLACE VIEW ope_target_b AS "
+                "SELECT user_id, item_id, score FROM ope_recs WHERE model = 'B'")
     con.close()
 
 
@@ -126,8 +129,7 @@ def report(db: str) -> str:
     """).fetchall()[0][0]
     rows = sqlmetrics.off_policy(
         con, "ope_impressions", ["sips", "iips", "rips", "snsips", "sniips", "snrips", "logging"],
-        target=con.sql("SELECT user_id, item_id, score FROM ope_recs WHERE model = 'B'"),
-        rewards="ope_clicks",
+        target="ope_target_b", rewards="ope_clicks",
     ).to_pylist()
     lines = ["| estimate of B's clicks per slate | value | 95% interval | ess | support |",
              "| --- | --- | --- | --- | --- |",
