@@ -86,8 +86,9 @@ def numpy_estimates(con) -> dict:
     pos = log["position"].to_numpy()
     n = len(starts)
     out = {}
-    for name, e, b in (("sips", e_s, log["pscore"].to_numpy()), ("iips", e_ip, log["pscore_item_position"].to_numpy()),
-                       ("rips", e_c, log["pscore_cascade"].to_numpy())):  # fmt: skip
+    kinds = (("sips", e_s, "pscore"), ("iips", e_ip, "pscore_item_position"), ("rips", e_c, "pscore_cascade"))
+    for name, e, column in kinds:
+        b = log[column].to_numpy()
         iw = e / b
         out[name] = float((r * iw).sum() / n)
         if name != "sips":
@@ -131,7 +132,8 @@ def main() -> None:
         for statement in con.extract_statements(DATA.format(slates=args.slates)):
             con.execute(statement).fetchall()
         con.close()
-        print(f"{args.slates:,} slates x 10 = {10 * args.slates:,} rows, built in {time.perf_counter() - started:.1f} s")
+        built = time.perf_counter() - started
+        print(f"{args.slates:,} slates x 10 = {10 * args.slates:,} rows, built in {built:.1f} s")
         ours = measure("sqlmetrics", args)
         print(f"sqlmetrics.off_policy ({', '.join(ESTIMATORS)}): {json.dumps(ours)}")
         if not args.skip_numpy:
@@ -139,7 +141,8 @@ def main() -> None:
             print(f"pandas join + OBP's numpy arithmetic: {json.dumps(theirs)}")
             if "seconds" in ours and "seconds" in theirs:
                 worst = max(abs(ours["values"][k] - theirs["values"][k]) for k in ESTIMATORS)
-                print(f"speed ratio {theirs['seconds'] / ours['seconds']:.2f}x; largest difference {worst:.2e}")
+                ratio = theirs["seconds"] / ours["seconds"]
+                print(f"speed ratio {ratio:.2f}x; largest difference {worst:.2e}")
 
 
 if __name__ == "__main__":
