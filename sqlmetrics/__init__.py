@@ -64,12 +64,16 @@ from .inputs.trec import read_qrels, read_run
 from .names.registry import METRICS
 from .statement.run import run as _run  # noqa: F401  (its warning filter, in the process's list from the start)
 from .stats.compare import compare
+from .stats.off_policy import OffPolicyWarning, off_policy, off_policy_sql
 
 __version__ = "0.1.0"
 
 __all__ = [
     "evaluate",
     "compare",
+    "off_policy",
+    "off_policy_sql",
+    "OffPolicyWarning",
     "sql",
     "read_run",
     "read_qrels",

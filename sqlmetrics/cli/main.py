@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import duckdb
 
 from ..errors import SqlMetricsError
-from . import compare, evaluate, interrupt, options, report, sql
+from . import compare, evaluate, interrupt, off_policy, options, report, sql
 
 # DuckDB errors that come from what the user gave (a file, a column, a value), not from a bug.
 _INPUT_ERRORS = tuple(
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql.register(commands)
     report.register(commands)
     compare.register(commands)
+    off_policy.register(commands)
     return parser
 
 
