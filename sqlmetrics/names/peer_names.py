@@ -178,7 +178,9 @@ def _trec(name: str, in_group: bool = False) -> Resolved | None:
             value = params
             if base in _TREC_NAMED_PARAMETER:
                 key, equals, value = params.partition("=")
-                if not equals or key != _TREC_NAMED_PARAMETER[base]:
+                if not equals:
+                    return None  # rbp.95: ranx's name
+                if key != _TREC_NAMED_PARAMETER[base]:
                     raise UnknownMetricError(
                         f"trec_eval's {name}: write {base}.{_TREC_NAMED_PARAMETER[base]}=VALUE"
                     )
@@ -228,7 +230,12 @@ _IR: dict[str, tuple[str | None, str | None, bool]] = {
     "SetR": ("set_recall", None, True),
     "SetF": ("set_F", None, True),
     "IPrec": (None, "iprec_at_recall_{r}", True),
+    "ERR": ("err", "err@{k}", False),  # gdeval's; ERR(max_grade=3)@10: sqlmetrics' parameter
+    "nERR": ("nerr", "nerr@{k}", False),  # (sqlmetrics' name in ir_measures' form)
+    "RBP": ("rbp_gain", "rbp_gain@{k}", True),  # graded; RBP(rel=2): binary at grade 2
 }
+# the one number each measure takes, by its parameter's name (registry.py's `parameter`)
+_IR_PARAMETER = {"SetF": "beta", "RBP": "p", "ERR": "max_grade", "nERR": "max_grade"}
 _IR_NAME = re.compile(r"^([A-Za-z]+)(?:\((.*)\))?(?:@([0-9.]+))?$")
 _IR_PARAM = re.compile(r"""^\s*([a-z_]+)\s*=\s*(?:'([^']*)'|"([^"]*)"|([^'",\s]+))\s*$""")
 
@@ -259,13 +266,16 @@ def _ir(name: str) -> Resolved | None:
         overrides.append(("threshold", int(rel)))
         if measure == "NumRet":
             bare = "num_rel_ret"
+        if measure == "RBP":
+            overrides.append(("gain", "binary"))
     if measure == "nDCG" and "dcg" in params:
         dcg = params.pop("dcg")
         if dcg not in ("log2", "exp-log2"):
             raise UnknownMetricError(f"{name}: dcg= is 'log2' or 'exp-log2' here, got {dcg!r}")
         if dcg == "exp-log2":
             overrides.append(("gain", "exponential"))
-    beta = _float_parameter(name, params.pop("beta")) if measure == "SetF" and "beta" in params else None
+    number = _IR_PARAMETER.get(measure)
+    beta = _float_parameter(name, params.pop(number)) if number in params else None
     if params:
         raise UnknownMetricError(
             f"{name}: sqlmetrics has no equivalent of ir_measures' {measure} with "
@@ -304,10 +314,18 @@ _RANX: dict[str, tuple[str, str | None, bool]] = {
     "r-precision": ("r_precision", None, False),  # ranx 0.3's spelling
     "bpref": ("bpref", None, False),
 }
+_RANX_RBP = re.compile(r"^rbp\.([0-9]+)(?:-l([0-9]+))?$")
 _RANX_NAME = re.compile(r"^([a-z_0-9-]+?)(?:@([0-9]+))?(?:-l([0-9]+))?$")
 
 
 def _ranx(name: str) -> Resolved | None:
+    rbp = _RANX_RBP.match(name)
+    if rbp:
+        # rbp.95: p = 0.95, the grades of the judgments at or above rel_lvl as gains
+        overrides: list[tuple[str, object]] = [("gain_from_threshold", True)]
+        if rbp.group(2) is not None:
+            overrides.insert(0, ("threshold", int(rbp.group(2))))
+        return Resolved((PeerName(name, "rbp_gain", tuple(overrides), "ranx", float(f"0.{rbp.group(1)}")),))
     match = _RANX_NAME.match(name)
     if not match or match.group(1) not in _RANX:
         return None

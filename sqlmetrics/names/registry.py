@@ -58,6 +58,7 @@ _INFAP = "metrics/inferred_ap.sql.j2"
 _RBP = "metrics/rank_biased.sql.j2"
 _GAIN_AT_HITS = "metrics/gain_at_hits.sql.j2"
 _RELSTRING = "metrics/relstring.sql.j2"
+_CASCADE = "metrics/cascade.sql.j2"
 _FCP = "beyond/fcp.sql.j2"
 _COVERAGE = "beyond/coverage.sql.j2"
 _NOVELTY = "beyond/novelty.sql.j2"
@@ -305,6 +306,32 @@ METRICS: dict[str, MetricDefinition] = {
             tie_averaged=False,
             parameter="p",
             reads=("retrieved", "judgments"),
+        ),
+        MetricDefinition(
+            "rbp_gain",
+            _RBP,
+            "(1 - p) sum_{i<=k} gain_i p^(i-1), sqlmetrics' gains; p = 0.8 unless given (ranx's"
+            " rbp.95, ir_measures' RBP(p=0.8))",
+            tie_averaged=False,
+            parameter="p",
+            bound=16,
+        ),
+        MetricDefinition(
+            "err",
+            _CASCADE,
+            "sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R = (2^min(grade, M) - 1) / 2^M, M = 4 unless"
+            " given (gdeval's ERR@k)",
+            tie_averaged=False,
+            parameter="max_grade",
+            reads=("grades",),
+        ),
+        MetricDefinition(
+            "nerr",
+            _CASCADE,
+            "err@k / err@k of the ideal list (grades sorted descending)",
+            tie_averaged=False,
+            parameter="max_grade",
+            reads=("grades",),
         ),
         MetricDefinition(
             "unj",
