@@ -472,11 +472,13 @@ def check_trec_measures(con, data) -> None:
             assert_close_tables(actual.cast(expected.schema), expected)
 
 
-# the rest of trec_eval's all_trec (test_trec_eval_oracle.py checks DuckDB's against trec_eval)
+# the rest of trec_eval's all_trec (test_all_trec_oracle.py checks DuckDB's against trec_eval)
 ALL_TREC_REST = [
     "infAP", "gm_bpref", "Rprec_mult_0.20", "Rprec_mult_1.40", "utility", "binG", "G", "ndcg_rel",
     "Rndcg", "relative_P@2", "relative_P", "set_relative_P", "set_map", "num_nonrel_judged_ret",
     "rbp", "rbp_resid", "unj@2", "unj", "relstring",
+    # and err@k, nerr@k, RBP under the peers' names
+    "err@3", "err", "nerr@3", "nERR(max_grade=2)@4", "rbp_gain@3", "RBP(p=0.5)", "rbp.95",
 ]  # fmt: skip
 ALL_TREC_CASES = [{}, {"threshold": 2, "missing": "zero"}, {"empty": "skip"}]
 
