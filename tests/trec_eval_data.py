@@ -34,9 +34,11 @@ def source_dir() -> Path:
 
 
 @functools.cache
-def trec_eval_binary() -> Path:
+def trec_eval_binary(precise: bool = False) -> Path:
     """trec_eval built from its C source in a temporary copy (the source may be read-only),
-    deleted when the process ends; skipped (CI=true: failed) without the source or a compiler."""
+    deleted when the process ends; skipped (CI=true: failed) without the source or a compiler.
+    precise=True: a build that prints every value with "%.17g" instead of "%6.4f" (its two
+    printing files changed in the copy), to compare values to 1e-9."""
     source = source_dir()
     if not (source / "Makefile").is_file():
         unavailable(
@@ -50,6 +52,9 @@ def trec_eval_binary() -> Path:
     shutil.copytree(source, build / "src")
     for path in (build / "src").rglob("*"):
         path.chmod(path.stat().st_mode | 0o200)
+    for name in ("meas_print_single.c", "meas_print_final.c") if precise else ():
+        path = build / "src" / name
+        path.write_text(path.read_text(encoding="utf-8").replace("%6.4f", "%.17g"), encoding="utf-8")
     done = subprocess.run(["make"], cwd=build / "src", capture_output=True, text=True, check=False)
     binary = build / "src" / "trec_eval"
     assert done.returncode == 0 and binary.is_file(), f"building trec_eval failed:\n{done.stderr[-2000:]}"
