@@ -46,6 +46,7 @@ from .api.functions import (
     set_recall,
     success,
 )
+from .api.macros import install_macros
 from .errors import (
     ColumnTypeError,
     ConventionError,
@@ -71,6 +72,7 @@ __all__ = [
     "evaluate",
     "compare",
     "sql",
+    "install_macros",
     "read_run",
     "read_qrels",
     "METRICS",
