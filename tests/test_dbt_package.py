@@ -16,6 +16,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -346,3 +347,37 @@ def test_dbt_build_on_postgres_equals_evaluate(project, pg_uri):
             _same_numbers(got, _expected(con, "dbt_sqlmetrics", spec))
     finally:
         con.close()
+
+
+def test_the_example_project_gives_the_daily_report(project, tmp_path):
+    """warehouse_examples/dbt_report on an example warehouse: one row per (day, model), the
+    numbers of evaluate() on each day's slice as `sqlmetrics report` takes it (1e-9); a second
+    run of one day replaces that day."""
+    dbt, _, env, _ = project
+    warehouse = tmp_path / "warehouse.duckdb"
+    subprocess.run(
+        [sys.executable, str(ROOT / "warehouse_examples" / "make_warehouse.py"), "--users", "60",
+         "--db", str(warehouse)], check=True, capture_output=True,
+    )  # fmt: skip
+    example = tmp_path / "dbt_report"
+    shutil.copytree(ROOT / "warehouse_examples" / "dbt_report", example,
+                    ignore=shutil.ignore_patterns("target", "dbt_packages", "logs"))  # fmt: skip
+    (example / "packages.yml").write_text(f"packages:\n  - local: {ROOT / 'dbt'}\n", encoding="utf-8")
+    example_env = {**env, "DBT_PROFILES_DIR": str(example), "SQLMETRICS_WAREHOUSE": str(warehouse)}
+    _run(dbt, example, example_env, "deps")
+    _run(dbt, example, example_env, "build")
+    _run(dbt, example, example_env, "build", "--vars", "{first_day: '2026-11-07', last_day: '2026-11-07'}")
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        got = _duckdb_rows(con, "SELECT * FROM main.daily_ab", ["day", "model"])
+        assert len(got) == 14
+        expected = {}
+        for (day,) in con.sql("SELECT DISTINCT day FROM recommendations ORDER BY day").fetchall():
+            recs = con.sql(f"SELECT * FROM recommendations WHERE day = DATE '{day}'")
+            events = con.sql(f"SELECT user_id, item_id, event_type FROM events WHERE day = DATE '{day}'")
+            result = sqlmetrics.evaluate(
+                con, recs, ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"], truth=events,
+                by="model", action="event_type", relevance=GRADES,
+            )  # fmt: skip
+            for row in result.to_pylist():
+                expected[(day, row["model"])] = {"day": day, **row}
+    _same_numbers(got, expected)
