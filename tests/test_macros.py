@@ -137,7 +137,9 @@ def test_every_macro_equals_evaluate(warehouse, m):
     expected = [{("users" if c == "users" else c.split("@")[0]): v for c, v in r.items()} for r in expected]
     _same(got, expected, key)
     names = list(got[0])
-    assert names == (["model", "day", "user_id", m.metric.name] if m.per_user
+    # the segment's columns in the order of "by" (per unit, those that are not the unit's), the
+    # unit's in the order of "user"
+    assert names == (["model", "user_id", "day", m.metric.name] if m.per_user
                      else ["day", "model", "users", m.metric.name])  # fmt: skip
 
 
@@ -208,16 +210,21 @@ BAD_CALLS = [
     ("sqlmetrics_ndcg('recommendations', 'graded', item := 'product')", "c = 'product'"),
     ("sqlmetrics_ndcg('recommendations', 'graded', score := 'rating')", "c = 'rating'"),
     ("sqlmetrics_ndcg('recommendations', 'graded', relevance := 'grade')", "'grade'"),
+    # a column recs or truth lacks: COLUMNS() matches nothing, and the binder names the list
     ("sqlmetrics_ndcg('recommendations', 'graded', \"by\" := ['model', 'country'], "
-     "\"user\" := ['user_id', 'day'])",
-     "sqlmetrics_ndcg: recs has no column country"),
+     "\"user\" := ['user_id', 'day'])", "'model', 'country'"),
     ("sqlmetrics_ndcg('recommendations', 'graded', \"user\" := ['user_id', 'session'])",
-     "recs has no column session"),
+     "'user_id', 'session'"),
     ("sqlmetrics_ndcg('recommendations', 'pairs', \"user\" := ['user_id', 'model'], relevance := NULL)",
-     "truth has no column model"),
+     "resulted in an empty set of columns"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', \"by\" := ['model', 'day', 'user_id', 'item_id'])",
+     "sqlmetrics_ndcg: \"by\" names at most 3 columns"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', \"user\" := ['user_id', 'day', 'model'])",
+     "sqlmetrics_ndcg: \"user\" names 1 to 2 columns"),
     ("sqlmetrics_ndcg('recommendation', 'graded')", "recommendation does not exist"),
     # (user_id alone: each user has a list per day and model, so duplicate items)
-    ("sqlmetrics_ndcg('recommendations', 'graded')", "recs (the recs table) has a duplicate (user, item)"),
+    ("sqlmetrics_ndcg('recommendations', 'graded')",
+     "recs (the recs table) has a duplicate (user, second key, item) for user = "),
     # an action column without grades :=
     ("sqlmetrics_ndcg('recommendations', 'events', \"user\" := ['user_id', 'day'], \"by\" := ['model'], "
      "relevance := 'event_type')", "Could not convert string"),
@@ -274,7 +281,8 @@ def test_no_macro_body_reads_a_parameter_by_accident():
 
     for m in macros():
         body = m.sql().split(" AS TABLE\n", 1)[1]
-        for meant in (module._recs_input(m.per_user, m.checks()), module._truth_input(), module._GRADE):
+        for meant in (module._recs_input(m.per_user, m.checks()), module._truth_input(), module._GRADE,
+                      module._names_query(m.per_user, m.metric.name)):  # fmt: skip
             assert meant in body
             body = body.replace(meant, "")
         body = re.sub(r"'(?:[^']|'')*'", "''", body)  # (string literals)

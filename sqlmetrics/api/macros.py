@@ -34,12 +34,19 @@ from ..statement.templates import render
 MAX_MACRO_CUTOFF = 100_000
 
 # Internal names: the input queries' columns (nothing of the caller's is named like them)
-_SEGMENT = "sqlmetrics_segment"
-_USER = "sqlmetrics_user"
+# The segment: up to MAX_SEGMENT_COLUMNS plain columns (a STRUCT of them made the statement
+# 1.4x slower: grouping by a nested type), the i-th the i-th `by` column or a NULL stand-in
+MAX_SEGMENT_COLUMNS = 3
+_GROUPS = [f"sqlmetrics_g{i}" for i in range(1, MAX_SEGMENT_COLUMNS + 1)]
+_STAND_INS = [f"sqlmetrics_none{i}" for i in range(1, MAX_SEGMENT_COLUMNS + 1)]
+# The unit: up to MAX_UNIT_COLUMNS plain key columns (a STRUCT: 1.4x slower too), the i-th the
+# i-th `user` column or a constant stand-in (0 in both inputs: the joins compare it with =)
+MAX_UNIT_COLUMNS = 2
+_UNITS = [f"sqlmetrics_u{i}" for i in range(1, MAX_UNIT_COLUMNS + 1)]
+_UNIT_STAND_INS = [f"sqlmetrics_unone{i}" for i in range(1, MAX_UNIT_COLUMNS + 1)]
 _ITEM = "sqlmetrics_item"
 _SCORE = "sqlmetrics_score"
 _REL = "sqlmetrics_relevance"
-_NO_SEGMENT = "sqlmetrics_all"  # a constant field, so that by := [] still makes a struct
 _NO_GRADE = "sqlmetrics_one"  # relevance := NULL: every truth row has grade 1
 
 # The parameters, as the caller names them (the body refers to no column of these names:
@@ -74,33 +81,70 @@ class _Parameter:
     __radd__ = __add__
 
 
-def _recs_input(per_user: bool, checks: str) -> str:
-    """recs as the fixed columns the statement reads: the segment (a struct of the `by`
-    columns; per unit, those that are not also the unit's), the unit (a struct of the `user`
-    columns), the item and the score; `checks` fail a bad call before any row is read on.
-    COLUMNS() with a lambda compares names exactly (a list
-    given to COLUMNS() itself would be read as a regular expression)."""
-    segment = "list_contains(CAST(\"by\" AS VARCHAR[]), c)"  # ([] alone is an INTEGER[])
+def _by(i: int, per_user: bool) -> str:
+    """The name of the segment's i-th column (1-based): the i-th `by` column, or its NULL
+    stand-in when `by` has fewer (per unit, a `by` column that is one of the unit's too is
+    shown as the unit's)."""
+    name = f'CAST("by" AS VARCHAR[])[{i}]'  # ([] alone is an INTEGER[])
     if per_user:
-        segment += " AND NOT list_contains(CAST(\"user\" AS VARCHAR[]), c)"
+        name = f'CASE WHEN list_contains(CAST("user" AS VARCHAR[]), {name}) THEN NULL ELSE {name} END'
+    return f"coalesce({name}, '{_STAND_INS[i - 1]}')"
+
+
+def _key(i: int) -> str:
+    """The name of the unit's i-th key column (1-based), or its stand-in."""
+    return f"coalesce(CAST(\"user\" AS VARCHAR[])[{i}], '{_UNIT_STAND_INS[i - 1]}')"
+
+
+def _unit_columns() -> str:
+    return "".join(f"COLUMNS(lambda c: c = {_key(i)}) AS {u}, " for i, u in enumerate(_UNITS, 1))
+
+
+def _with_stand_ins(role: str = "recs", checks: str = "TRUE") -> str:
+    """The input with a column for each stand-in, its rows where `checks` hold."""
+    stand_ins = [f"0 AS {n}" for n in _UNIT_STAND_INS]
+    if role == "recs":
+        stand_ins += [f"NULL AS {n}" for n in _STAND_INS]
+    else:
+        stand_ins.append(f"1 AS {_NO_GRADE}")
+    return f"(SELECT *, {', '.join(stand_ins)} FROM query_table({role}) WHERE {checks}) AS {role}_columns"
+
+
+def _recs_input(per_user: bool, checks: str) -> str:
+    """recs as the fixed columns the statement reads: the segment's columns, the unit's, the
+    item and the score; `checks` fail a bad call before any row is
+    read on. COLUMNS() with a lambda compares names exactly (a list given to COLUMNS() itself
+    would be read as a regular expression)."""
+    segment = "".join(
+        f"COLUMNS(lambda c: c = {_by(i, per_user)}) AS {group}, " for i, group in enumerate(_GROUPS, 1)
+    )
     return (
-        "(SELECT "
-        f"struct_pack(*COLUMNS(lambda c: ({segment}) OR c = '{_NO_SEGMENT}')) AS {_SEGMENT}, "
-        f"struct_pack(*COLUMNS(lambda c: list_contains(\"user\", c))) AS {_USER}, "
+        f"(SELECT {segment}{_unit_columns()}"
         f"COLUMNS(lambda c: c = item) AS {_ITEM}, "
         f"COLUMNS(lambda c: c = score) AS {_SCORE} "
-        f"FROM (SELECT *, NULL AS {_NO_SEGMENT} FROM query_table(recs) WHERE {checks}) AS recs_columns)"
+        f"FROM {_with_stand_ins('recs', checks)})"
     )
+
+
+def _names_query(per_user: bool, metric: str) -> str:
+    """No row, and the result's columns named as they should be: the segment's columns as
+    recs names them (a UNION ALL takes its names from its first query), the stand-ins, then the
+    statement's other columns."""
+    names = [f"COLUMNS(lambda c: c = {_by(i, per_user)})" for i in range(1, len(_GROUPS) + 1)]
+    if per_user:
+        names += [f"COLUMNS(lambda c: c = {_key(i)})" for i in range(1, len(_UNITS) + 1)]
+    else:
+        names.append("NULL AS users")
+    return f"SELECT {', '.join(names)}, NULL AS \"{metric}\" FROM {_with_stand_ins()} LIMIT 0"
 
 
 def _truth_input() -> str:
     """truth as the unit, the item and the raw relevance (relevance := NULL: a constant 1)."""
     return (
-        "(SELECT "
-        f"struct_pack(*COLUMNS(lambda c: list_contains(\"user\", c))) AS {_USER}, "
+        f"(SELECT {_unit_columns()}"
         f"COLUMNS(lambda c: c = item) AS {_ITEM}, "
         f"COLUMNS(lambda c: c = coalesce(relevance, '{_NO_GRADE}')) AS {_REL} "
-        f"FROM (SELECT *, 1 AS {_NO_GRADE} FROM query_table(truth)) AS truth_columns)"
+        f"FROM {_with_stand_ins('truth')})"
     )
 
 
@@ -112,27 +156,14 @@ _GRADE = (
 )
 
 
-def _columns_check(name: str) -> str:
-    """The columns named in the `by` and `user` lists must exist (COLUMNS() would leave a
-    missing one out without a word): read from the first row of each input, once per call."""
-
-    def missing(role: str, names: str) -> str:
-        return (
-            f"(SELECT list_filter({names}, lambda x: NOT list_contains(_columns, x)) "
-            f"FROM (SELECT struct_keys(struct_pack(*COLUMNS(*))) AS _columns "
-            f"FROM query_table({role}) LIMIT 1) AS {role}_names)"
-        )
-
-    recs_names = 'list_concat(CAST("by" AS VARCHAR[]), CAST("user" AS VARCHAR[]))'
-    truth_names = 'CAST("user" AS VARCHAR[])'
+def _lists_check(name: str) -> str:
+    """`by` and `user` name at most as many columns as the statement has (a name that recs or
+    truth lacks is a binder error: COLUMNS() matches nothing); folded away for a valid call."""
     return (
-        "(SELECT CASE WHEN len(_recs_missing) = 0 AND len(_truth_missing) = 0 THEN TRUE "
-        f"WHEN len(_recs_missing) > 0 THEN error('sqlmetrics: {name}: recs has no column '"
-        " || array_to_string(_recs_missing, ', ')) "
-        f"ELSE error('sqlmetrics: {name}: truth has no column ' "
-        "|| array_to_string(_truth_missing, ', ')) END "
-        f"FROM (SELECT {missing('recs', recs_names)} AS _recs_missing, "
-        f"{missing('truth', truth_names)} AS _truth_missing) AS sqlmetrics_missing)"
+        f"CASE WHEN len(\"by\") > {MAX_SEGMENT_COLUMNS} THEN error('sqlmetrics: {name}: \"by\" names "
+        f"at most {MAX_SEGMENT_COLUMNS} columns') "
+        f"WHEN len(\"user\") NOT BETWEEN 1 AND {MAX_UNIT_COLUMNS} THEN error('sqlmetrics: {name}: "
+        f"\"user\" names 1 to {MAX_UNIT_COLUMNS} columns') ELSE TRUE END"
     )
 
 
@@ -168,7 +199,7 @@ class Macro:
 
     def checks(self) -> str:
         """What fails a bad call before any row is read on: k, and the lists' columns."""
-        checks = _columns_check(self.name)
+        checks = _lists_check(self.name)
         return f"{_cutoff_check(self.name)} AND {checks}" if self.has_cutoff else checks
 
     def parameters(self) -> str:
@@ -197,19 +228,20 @@ class Macro:
         recs = Source(
             _recs_input(self.per_user, self.checks()),
             "the recs table",
-            {_SEGMENT: "STRUCT", _USER: "STRUCT", _ITEM: "VARCHAR", _SCORE: "DOUBLE"},
+            {**dict.fromkeys(_GROUPS + _UNITS, "ANY"), _ITEM: "VARCHAR", _SCORE: "DOUBLE"},
         )
         truth = Source(
-            _truth_input(), "the truth table", {_USER: "STRUCT", _ITEM: "VARCHAR", _REL: "DOUBLE"}
+            _truth_input(), "the truth table",
+            {**dict.fromkeys(_UNITS, "ANY"), _ITEM: "VARCHAR", _REL: "DOUBLE"},
         )
-        names = ColumnNames(user=_USER, item=_ITEM, score=_SCORE, relevance=_REL)
+        names = ColumnNames(user=_UNITS, item=_ITEM, score=_SCORE, relevance=_REL)
         context = build_context(
             recs,
             truth,
             [requested],
             names,
             Conventions(truth_duplicates="max"),
-            [_SEGMENT],
+            _GROUPS,
             self.per_user,
         )
         (entry,) = context["metrics"]
@@ -219,19 +251,25 @@ class Macro:
         if metric.parameter == "beta":
             entry["param"] = _Parameter("beta")
         # the names the input checks' messages give
-        context["recs"]["names"] = {"unit": ["user"], "item": "item", "key": "score"}
-        context["truth"]["names"] = {"unit": ["user"], "item": "item"}
+        unit_names = ["user", "second key"]
+        context["recs"]["names"] = {"unit": unit_names, "item": "item", "key": "score"}
+        context["truth"]["names"] = {"unit": unit_names, "item": "item"}
         context["truth"]["relevance"]["column"] = _GRADE
         context["exact_sums"] = "fast"
         body = render("evaluate.sql.j2", context).rstrip("\n")
-        shown = f"unnest({_SEGMENT})" + (f", unnest({_USER})" if self.per_user else "")
-        hidden = f"{_SEGMENT}" + (f", {_USER}" if self.per_user else "")
+        # the segment's columns (and per unit the unit's), then users and the mean or the value
+        shown = (
+            "COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') "
+            "AND NOT starts_with(c, 'sqlmetrics_unone'))"
+        )
         return (
             f"CREATE OR REPLACE MACRO {self.name}({self.parameters()}) AS TABLE\n"
-            f"SELECT * EXCLUDE ({_NO_SEGMENT}) FROM (\n"
-            f"SELECT {shown}, * EXCLUDE ({hidden}) FROM (\n"
-            f"{body}\n) AS sqlmetrics_result\n"
-            ") AS sqlmetrics_columns;\n"
+            f"SELECT {shown} FROM (\n"
+            f"SELECT * FROM ({_names_query(self.per_user, metric.name)}) AS sqlmetrics_names\n"
+            "UNION ALL\n"
+            f"SELECT * FROM (\n{body}\n) AS sqlmetrics_result\n"
+            ") AS sqlmetrics_columns\n"
+            "ORDER BY ALL;\n"
         )
 
 
