@@ -46,6 +46,7 @@ from .api.functions import (
     set_recall,
     success,
 )
+from .api.macros import install_macros
 from .errors import (
     ColumnTypeError,
     ConventionError,
@@ -75,6 +76,7 @@ __all__ = [
     "off_policy_sql",
     "OffPolicyWarning",
     "sql",
+    "install_macros",
     "read_run",
     "read_qrels",
     "METRICS",

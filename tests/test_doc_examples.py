@@ -146,7 +146,9 @@ def shell_env(work: Path) -> dict[str, str]:
 
     shims = work.parent / f"{work.name}-bin"
     shims.mkdir(exist_ok=True)
-    for name, args in (("sqlmetrics", "-m sqlmetrics"), ("python", ""), ("python3", "")):
+    # (duckdb: the DuckDB command-line client of the test extra, duckdb-cli, for docs/sql.md)
+    shims_of = (("sqlmetrics", "-m sqlmetrics"), ("python", ""), ("python3", ""), ("duckdb", "-m duckdb_cli"))
+    for name, args in shims_of:
         shim = shims / name
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" {args} "$@"\n')
         shim.chmod(0o755)

@@ -120,7 +120,10 @@ def build(db: str, users: int, days: int, candidates: int = 60, items: int = 500
     for path in (db, db + ".wal"):
         if os.path.exists(path):
             os.remove(path)
-    con = duckdb.connect(db)
+    # in a storage format the DuckDB command-line client of PyPI (duckdb-cli 1.5) reads too, so
+    # that docs/sql.md's macros run on it with no Python (a file is kept in the format it was
+    # created in, whichever DuckDB writes it later)
+    con = duckdb.connect(db, config={"storage_compatibility_version": "v1.4.0"})
     started = time.perf_counter()
     script = (
         GENERATE.replace("$n_items", str(items))
