@@ -23,13 +23,24 @@ is replaced (results of earlier reports go with it: they described the old data)
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 import time
 
 import duckdb
 
+SLATE = 10  # positions of a logged slate
+TEMPERATURE = 1.0  # of the logging policy: the item ranked r has weight r^(-1/TEMPERATURE)
+# the trapezoid rule of the marginals, in log t: from LOG_T_LOW, every STEP (error below 1e-10)
+LOG_T_LOW, STEP = -30.0, 0.2
+PRE_RATE = 0.09  # pre-period: 140 chances, each a view with probability PRE_RATE * activity
+
 GENERATE = """
-SELECT setseed(0.42);
+-- every random number is a hash of what it belongs to (hashed again: DuckDB's hash of several
+-- values is not mixed enough to be uniform), so that the warehouse is the same on every build,
+-- whatever the threads: uniform on (0, 1)
+CREATE OR REPLACE TEMP MACRO uniform(h) AS ((hash(h) >> 11)::DOUBLE + 0.5) / 9007199254740992.0;
 
 CREATE OR REPLACE TABLE items AS
 SELECT item_id, 1.0 / pow(item_id + 10, 0.6) AS popularity
@@ -41,41 +52,129 @@ SELECT user_id, CASE WHEN hash(user_id) % 2 = 0 THEN 'A' ELSE 'B' END AS model,
        ['DE', 'FR', 'US'][CAST(hash(user_id, 'country') % 3 AS INTEGER) + 1] AS country
 FROM range(1, $n_users + 1) t(user_id);
 
--- candidate items per user and day with a hidden true affinity
-CREATE OR REPLACE TABLE candidates AS
-SELECT DATE '2026-11-01' + CAST(d AS INTEGER) AS day, u.user_id,
-       (hash(u.user_id, d, c) % $n_items) + 1 AS item_id,
-       random() AS affinity
-FROM users u, range($days) t(d), range($candidates) s(c);
+-- hidden: how active each user is, a factor of every click and organic action before and
+-- during the test (what makes the pre-period a covariate of the test's metrics)
+CREATE OR REPLACE TEMP TABLE activity AS
+SELECT user_id, 0.2 + 1.6 * uniform(hash(user_id, 'activity')) AS activity FROM users;
 
--- both models score every candidate; model B's score tracks the true affinity more closely
+-- $candidates distinct candidate items per user and day (one from each of $candidates blocks of
+-- the catalogue), each with a hidden true affinity, scored by both models (model B's score
+-- tracks the affinity more closely), and the served model's rank of it: score descending,
+-- then item id descending (sqlmetrics' default order)
+CREATE OR REPLACE TEMP TABLE candidates AS
+SELECT *, row_number() OVER (PARTITION BY day, user_id ORDER BY served_score DESC, item_id DESC) AS rank
+FROM (
+    SELECT *, CASE served WHEN 'A' THEN score_a ELSE score_b END AS served_score
+    FROM (
+        SELECT * EXCLUDE (noise_a, noise_b), round(0.35 * affinity + 0.65 * noise_a, 4) AS score_a,
+               round(0.75 * affinity + 0.25 * noise_b, 4) AS score_b
+        FROM (
+            SELECT DATE '2026-11-01' + CAST(d AS INTEGER) AS day, u.user_id, u.model AS served, u.country,
+                   CAST(c * $block + hash(u.user_id, d, c) % $block + 1 AS BIGINT) AS item_id, a.activity,
+                   uniform(hash(u.user_id, d, c, 'affinity')) AS affinity,
+                   uniform(hash(u.user_id, d, c, 'A')) AS noise_a,
+                   uniform(hash(u.user_id, d, c, 'B')) AS noise_b
+            FROM users u JOIN activity a USING (user_id), range($days) t(d), range($candidates) s(c)
+        )
+    )
+);
+
+-- both models score every candidate (the model a user is not served runs in shadow)
 CREATE OR REPLACE TABLE recommendations AS
-SELECT day, m.model, user_id, u.country, item_id,
-       round(CASE m.model WHEN 'A' THEN 0.35 * affinity + 0.65 * random()
-                          ELSE 0.75 * affinity + 0.25 * random() END, 4) AS score
-FROM (SELECT DISTINCT ON (day, user_id, item_id) * FROM candidates)
-JOIN users u USING (user_id)
-CROSS JOIN (VALUES ('A'), ('B')) AS m(model);
+SELECT day, 'A' AS model, user_id, country, item_id, score_a AS score FROM candidates
+UNION ALL
+SELECT day, 'B', user_id, country, item_id, score_b FROM candidates;
 
--- impressions: the top 20 of the user's own arm shown, with their screen position
-CREATE OR REPLACE TABLE impressions AS
-SELECT r.day, r.model, r.user_id, r.item_id, r.score,
-       row_number() OVER (PARTITION BY r.day, r.user_id ORDER BY r.score DESC, r.item_id DESC) AS position
-FROM recommendations r JOIN users u ON u.user_id = r.user_id AND u.model = r.model
-QUALIFY position <= 20;
-
--- actions: on shown items, more likely for high affinity and near the top (position bias);
--- plus organic actions (search, browsing) on any candidate the user likes, shown or not
-CREATE OR REPLACE TEMP TABLE engaged AS
-WITH shown AS (
-    SELECT i.day, i.user_id, i.item_id, i.position, c.affinity
-    FROM impressions i JOIN candidates c USING (day, user_id, item_id)
+-- The logging policy: Plackett-Luce over the served model's ranking, the item ranked r having
+-- weight w_r = r^(-1/$temperature). logging_marginals(rank, position, probability): the
+-- probability that the item ranked r is drawn at the position. With the Gumbel form of Plackett-Luce (item
+-- j drawn before level t with probability p_j(t) = 1 - exp(-w_j t)), it is the integral over t
+-- of w_r exp(-w_r t) times the probability that exactly position - 1 of the others are drawn
+-- before t (a Poisson-binomial probability, from the products of (1 - p_j + p_j z) over the
+-- ranks before r and after r), by the trapezoid rule in log t (error below 1e-10)
+CREATE OR REPLACE TABLE logging_marginals AS
+WITH RECURSIVE
+nodes AS (SELECT q, exp($log_t_low + $step * q) AS t FROM range(0, $nodes) r(q)),
+weight AS (SELECT r, pow(r, -1.0 / $temperature) AS w FROM range(1, $candidates + 1) s(r)),
+prefix(q, j, poly) AS (  -- the product over the ranks 1..j, truncated to degree $slate - 1
+    SELECT q, 0, list_transform(range($slate), lambda m: CASE WHEN m = 0 THEN 1.0 ELSE 0.0 END::DOUBLE)
+    FROM nodes
+    UNION ALL
+    SELECT f.q, f.j + 1, list_transform(range($slate), lambda m:
+               f.poly[m + 1] * exp(-w.w * nodes.t)
+               + CASE WHEN m > 0 THEN f.poly[m] * (1 - exp(-w.w * nodes.t)) ELSE 0.0 END)
+    FROM prefix f JOIN nodes USING (q) JOIN weight w ON w.r = f.j + 1
+    WHERE f.j + 1 < $candidates
+),
+suffix(q, j, poly) AS (  -- the product over the ranks j..$candidates
+    SELECT q, $candidates + 1,
+           list_transform(range($slate), lambda m: CASE WHEN m = 0 THEN 1.0 ELSE 0.0 END::DOUBLE)
+    FROM nodes
+    UNION ALL
+    SELECT s.q, s.j - 1, list_transform(range($slate), lambda m:
+               s.poly[m + 1] * exp(-w.w * nodes.t)
+               + CASE WHEN m > 0 THEN s.poly[m] * (1 - exp(-w.w * nodes.t)) ELSE 0.0 END)
+    FROM suffix s JOIN nodes USING (q) JOIN weight w ON w.r = s.j - 1
+    WHERE s.j - 1 > 1
+),
+others AS (  -- the items other than the one ranked r: the probability that m of them come first
+    SELECT s.q, s.j - 1 AS r,
+           list_transform(range($slate), lambda m:
+               list_sum(list_transform(range(m + 1), lambda a: f.poly[a + 1] * s.poly[m - a + 1]))) AS poly
+    FROM suffix s JOIN prefix f ON f.q = s.q AND f.j = s.j - 2
 )
-SELECT day, user_id, item_id, affinity, random() AS r FROM shown
-WHERE random() < 0.5 * pow(affinity, 2) / pow(position, 0.7)
-UNION
-SELECT day, user_id, item_id, affinity, random() AS r FROM candidates
-WHERE random() < 0.08 * pow(affinity, 4);
+SELECT o.r AS rank, k + 1 AS position,
+       sum(w.w * exp(-w.w * nodes.t) * nodes.t * $step * o.poly[k + 1]) AS probability
+FROM others o JOIN nodes USING (q) JOIN weight w USING (r), range($slate) p(k)
+GROUP BY ALL;
+
+-- What each user was shown: a slate of $slate drawn from the served model's candidates by the
+-- logging policy (Gumbel top-k: the $slate largest log w_rank + Gumbel noise, in order), with
+-- the propensities, and the clicks of the click model: the user examines position k with
+-- probability k^-0.7 and clicks an examined item with probability activity * 0.5 * affinity^2;
+-- a click is followed by an add to cart with probability 0.4 * affinity and a purchase with
+-- 0.15 * affinity
+CREATE OR REPLACE TEMP TABLE shown AS
+WITH drawn AS (
+    SELECT day, user_id, any_value(served) AS model,
+           max_by({'item_id': item_id, 'score': served_score, 'rank': rank, 'affinity': affinity,
+                   'activity': activity},
+                  -ln(rank) / $temperature - ln(-ln(uniform(hash(day, user_id, item_id, 'draw')))),
+                  $slate) AS slate
+    FROM candidates
+    GROUP BY day, user_id
+),
+weighted AS (  -- each drawn item's weight, and the probability of drawing it at its position
+               -- given the items drawn before it
+    SELECT *, list_transform(w, lambda x, k: x / (total - coalesce(list_sum(w[1:k - 1]), 0))) AS choices
+    FROM (SELECT *, list_transform(slate, lambda x: pow(x.rank, -1.0 / $temperature)) AS w FROM drawn),
+         (SELECT sum(pow(r, -1.0 / $temperature)) AS total FROM range(1, $candidates + 1) s(r))
+),
+chosen AS (
+    SELECT day, user_id, model, unnest(slate, recursive := true), generate_subscripts(slate, 1) AS position,
+           choices, list_aggregate(choices, 'product') AS pscore
+    FROM weighted
+)
+SELECT * EXCLUDE (choices), list_aggregate(choices[1:position], 'product') AS pscore_cascade,
+       uniform(hash(day, user_id, item_id, 'click')) < pow(position, -0.7) * activity * 0.5 * pow(affinity, 2)
+           AS click,
+       uniform(hash(day, user_id, item_id, 'after click')) AS r
+FROM chosen;
+
+CREATE OR REPLACE TABLE impressions AS
+SELECT day, model, user_id, item_id, score, position, rank, pscore,
+       m.probability AS pscore_item_position, pscore_cascade, CAST(click AS INTEGER) AS click,
+       CAST(click AND r < 0.15 * affinity AS INTEGER) AS purchase
+FROM shown JOIN logging_marginals m USING (rank, position)
+ORDER BY day, user_id, position;
+
+-- actions: the clicks on the slates, and organic actions (search, browsing) on any candidate
+-- the user likes, shown or not
+CREATE OR REPLACE TEMP TABLE engaged AS
+SELECT day, user_id, item_id, affinity, r FROM shown WHERE click
+UNION ALL
+SELECT day, user_id, item_id, affinity, uniform(hash(day, user_id, item_id, 'after organic')) AS r
+FROM candidates WHERE uniform(hash(day, user_id, item_id, 'organic')) < activity * 0.08 * pow(affinity, 4);
 
 CREATE OR REPLACE TABLE events AS
 SELECT day, user_id, item_id, 'view' AS event_type FROM engaged
@@ -87,14 +186,16 @@ SELECT day, user_id, item_id, 'purchase' FROM engaged WHERE r < 0.15 * affinity;
 -- stars given after a purchase, higher for a higher affinity; once per user and item (the first)
 CREATE OR REPLACE TABLE ratings AS
 SELECT day, user_id, item_id,
-       CAST(least(5, greatest(1, round(0.5 + 4 * pow(affinity, 3) + random()))) AS INTEGER) AS rating
+       CAST(least(5, greatest(1, round(0.5 + 4 * pow(affinity, 3) + uniform(hash(day, user_id, item_id, r)))))
+            AS INTEGER) AS rating
 FROM engaged WHERE r < 0.15 * affinity
-QUALIFY row_number() OVER (PARTITION BY user_id, item_id ORDER BY day) = 1;
+QUALIFY row_number() OVER (PARTITION BY user_id, item_id ORDER BY day, r) = 1;
 
 -- two rating models' predicted stars for every rated item (fcp: do they order the ratings?)
 CREATE OR REPLACE TABLE predictions AS
 SELECT m.model, user_id, item_id,
-       round(rating + CASE m.model WHEN 'A' THEN 3.0 ELSE 1.5 END * (random() - 0.5), 2) AS score
+       round(rating + CASE m.model WHEN 'A' THEN 3.0 ELSE 1.5 END
+                      * (uniform(hash(user_id, item_id, m.model)) - 0.5), 2) AS score
 FROM ratings CROSS JOIN (VALUES ('A'), ('B')) AS m(model);
 
 -- an 8-dimensional embedding per item (item_features= of diversity and serendipity)
@@ -102,8 +203,62 @@ CREATE OR REPLACE TABLE item_features AS
 SELECT item_id, list_transform(range(8), lambda d: CAST(sin(item_id * (d + 1) * 0.7) AS FLOAT)) AS features
 FROM items;
 
-DROP TABLE candidates;
-DROP TABLE engaged;
+-- the arm each user was served each day: users see the slates of their own arm only
+CREATE OR REPLACE TABLE served AS
+SELECT DISTINCT day, user_id, model AS arm FROM impressions ORDER BY day, user_id;
+
+-- a covariate for CUPED: each user's views in the 7 days before the test (2026-10-25 to
+-- 2026-10-31), of the same hidden activity; users who joined during the test (1 in 20) have
+-- no row
+CREATE OR REPLACE TABLE pre_period AS
+SELECT user_id,
+       count(*) FILTER (WHERE uniform(hash(user_id, chance, 'pre')) < $pre_rate * activity) AS pre_views
+FROM activity, range(140) t(chance)
+WHERE hash(user_id, 'joined') % 20 <> 0
+GROUP BY user_id ORDER BY user_id;
+
+-- The truth of the simulation: each policy's expected reward per slate under the click model,
+-- from the hidden affinities and activities (see the module's docstring): the deterministic
+-- top $slate of model A and of model B, and the logging policy (each candidate weighted by its
+-- probability of each position)
+CREATE OR REPLACE TABLE policy_values AS
+WITH logging_examined AS (  -- the item ranked r: its expected examination, and DCG-weighted
+    SELECT rank, sum(probability * pow(position, -0.7)) AS examination,
+           sum(probability * pow(position, -0.7) / log2(position + 1)) AS dcg_examination
+    FROM logging_marginals GROUP BY rank
+),
+slates AS (
+    SELECT day, user_id, any_value(served) AS served,
+           -- the top $slate: score, then item id descending (distinct keys: the items are < 1e6)
+           max_by(gains, round(score_a * 10000) * 1e6 + item_id, $slate) AS top_a,
+           max_by(gains, round(score_b * 10000) * 1e6 + item_id, $slate) AS top_b,
+           sum(attraction * examination) AS logging_clicks,
+           sum(attraction * dcg_examination) AS logging_clicks_dcg,
+           sum(attraction * examination * buys) AS logging_purchases
+    FROM (SELECT *, activity * 0.5 * pow(affinity, 2) AS attraction, 0.15 * affinity AS buys,
+                 {'attraction': attraction, 'buys': buys} AS gains
+          FROM candidates)
+    JOIN logging_examined USING (rank)
+    GROUP BY day, user_id
+),
+ranked AS (
+    SELECT day, user_id, served, policy, top FROM slates
+    CROSS JOIN LATERAL (VALUES ('A', top_a), ('B', top_b)) v(policy, top)
+),
+values AS (
+    SELECT served, policy,
+           list_sum(list_transform(top, lambda x, k: x.attraction * pow(k, -0.7))) AS clicks,
+           list_sum(list_transform(top, lambda x, k: x.attraction * pow(k, -0.7) / log2(k + 1)))
+               AS clicks_dcg,
+           list_sum(list_transform(top, lambda x, k: x.attraction * pow(k, -0.7) * x.buys)) AS purchases
+    FROM ranked
+    UNION ALL
+    SELECT served, 'logging', logging_clicks, logging_clicks_dcg, logging_purchases FROM slates
+)
+SELECT policy, coalesce(served, 'all') AS served, metric, avg(value) AS value, count(*) AS slates
+FROM (UNPIVOT values ON clicks, clicks_dcg, purchases INTO NAME metric VALUE value)
+GROUP BY GROUPING SETS ((policy, metric), (policy, served, metric))
+ORDER BY policy, served, metric;
 
 -- the short examples of the docs read one day: the last
 CREATE OR REPLACE VIEW recs AS
@@ -115,8 +270,53 @@ CREATE OR REPLACE VIEW history AS
 SELECT user_id, item_id, event_type FROM events WHERE day < DATE '2026-11-01' + $days - 1;
 """
 
+# the simulation's hidden quantities, kept only for tests (build(..., keep_hidden=True))
+HIDDEN = """
+CREATE OR REPLACE TABLE hidden_affinity AS SELECT day, user_id, item_id, affinity FROM candidates;
+CREATE OR REPLACE TABLE hidden_activity AS SELECT user_id, activity FROM activity;
+"""
 
-def build(db: str, users: int, days: int, candidates: int = 60, items: int = 5000) -> None:
+
+def script(
+    users: int,
+    days: int,
+    candidates: int = 60,
+    items: int = 5000,
+    slate: int = SLATE,
+    temperature: float = TEMPERATURE,
+) -> str:
+    """The SQL script that generates the warehouse."""
+    if not 0 < slate <= candidates <= items < 10**6:
+        raise ValueError("need 0 < slate <= candidates <= items < 1,000,000")
+    log_t_high = 8 + math.log(candidates) / temperature
+    values = {
+        "n_items": items,
+        "n_users": users,
+        "days": days,
+        "candidates": candidates,
+        "block": items // candidates,
+        "slate": slate,
+        "temperature": repr(float(temperature)),
+        "log_t_low": LOG_T_LOW,
+        "step": STEP,
+        "nodes": math.ceil((log_t_high - LOG_T_LOW) / STEP) + 1,
+        "pre_rate": PRE_RATE,
+    }
+    return re.sub(r"\$(\w+)", lambda m: str(values[m.group(1)]), GENERATE)
+
+
+def build(
+    db: str,
+    users: int,
+    days: int,
+    candidates: int = 60,
+    items: int = 5000,
+    slate: int = SLATE,
+    temperature: float = TEMPERATURE,
+    keep_hidden: bool = False,
+) -> None:
+    """Write the warehouse to the DuckDB file `db` (replaced); `keep_hidden` also keeps the
+    simulation's hidden quantities (tables hidden_affinity and hidden_activity), for tests."""
     for path in (db, db + ".wal"):
         if os.path.exists(path):
             os.remove(path)
@@ -125,13 +325,8 @@ def build(db: str, users: int, days: int, candidates: int = 60, items: int = 500
     # created in, whichever DuckDB writes it later)
     con = duckdb.connect(db, config={"storage_compatibility_version": "v1.4.0"})
     started = time.perf_counter()
-    script = (
-        GENERATE.replace("$n_items", str(items))
-        .replace("$n_users", str(users))
-        .replace("$days", str(days))
-        .replace("$candidates", str(candidates))
-    )
-    for statement in con.extract_statements(script):
+    sql = script(users, days, candidates, items, slate, temperature) + (HIDDEN if keep_hidden else "")
+    for statement in con.extract_statements(sql):
         con.execute(statement).fetchall()
     counts = {
         t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
