@@ -51,7 +51,7 @@ def medium(tmp_path_factory):
 def rows(con, sql: str) -> list[dict]:
     cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, r)) for r in cursor.fetchall()]
+    return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
 
 
 # ---- numpy references ------------------------------------------------------------------------
@@ -120,7 +120,10 @@ def test_marginals_of_the_default_warehouse(tiny):
     np.testing.assert_allclose(table.sum(axis=0), 1, atol=1e-10)  # each position holds one item
     assert (table.sum(axis=1) <= 1 + 1e-10).all()  # an item is shown at most once
     np.testing.assert_allclose(table[:, 0], w / w.sum(), atol=1e-12)
-    second = np.array([sum(w[j] / w.sum() * w[i] / (w.sum() - w[j]) for j in range(n) if j != i) for i in range(n)])
+    total = w.sum()
+    # position 2: the first draw j, then i among the rest
+    second = np.array([sum(w[j] / total * w[i] / (total - w[j]) for j in range(n) if j != i)
+                       for i in range(n)])  # fmt: skip
     np.testing.assert_allclose(table[:, 1], second, atol=1e-12)
     np.testing.assert_allclose(table, pl_marginals_integral(w, slate), atol=1e-10)
 
@@ -155,8 +158,8 @@ def test_ranks_are_the_served_models_order(tiny):
     descending), the score its score."""
     wrong = tiny.execute("""
         SELECT count(*) FROM impressions i
-        JOIN (SELECT day, user_id, model, item_id, score,
-                     row_number() OVER (PARTITION BY day, user_id, model ORDER BY score DESC, item_id DESC) AS rank
+        JOIN (SELECT day, user_id, model, item_id, score, row_number() OVER (
+                         PARTITION BY day, user_id, model ORDER BY score DESC, item_id DESC) AS rank
               FROM recommendations) r USING (day, user_id, model, item_id)
         WHERE r.rank <> i.rank OR r.score <> i.score
     """).fetchone()[0]  # fmt: skip
@@ -223,7 +226,8 @@ def test_served_is_each_users_own_arm(tiny):
     assert tiny.execute("""
         SELECT count(*) FROM served s JOIN users u USING (user_id) WHERE s.arm <> u.model
     """).fetchone()[0] == 0  # fmt: skip
-    assert tiny.execute("SELECT count(*), count(DISTINCT (day, user_id)) FROM served").fetchone() == (100, 100)
+    counts = tiny.execute("SELECT count(*), count(DISTINCT (day, user_id)) FROM served").fetchone()
+    assert counts == (100, 100)
     assert tiny.execute("""
         SELECT count(*) FROM impressions i JOIN served s USING (day, user_id) WHERE i.model <> s.arm
     """).fetchone()[0] == 0  # fmt: skip
@@ -257,7 +261,8 @@ def test_policy_values_are_the_documented_expectations(tiny):
     affinity = {(d, u, i): a for d, u, i, a in tiny.execute(
         "SELECT day, user_id, item_id, affinity FROM hidden_affinity").fetchall()}  # fmt: skip
     lists: dict = {}
-    for d, m, u, i, s in tiny.execute("SELECT day, model, user_id, item_id, score FROM recommendations").fetchall():
+    scored = tiny.execute("SELECT day, model, user_id, item_id, score FROM recommendations").fetchall()
+    for d, m, u, i, s in scored:
         lists.setdefault((d, u), {}).setdefault(m, []).append((s, i))
     k = np.arange(1, slate + 1)
     examination = k**-0.7
