@@ -1,22 +1,69 @@
 """Build a realistic e-commerce warehouse in a DuckDB file: users in three countries, days, two
-recommendation models in an A/B test, impressions with positions, and view / add_to_cart /
-purchase events with a position bias, so that the two models' metrics really differ. Both
-models score every user's candidates (the one not served runs in shadow), so that they can be
-compared user by user (sqlmetrics.compare pairs the users); each user is shown the lists of
-their own arm.
+recommendation models in an A/B test, impressions logged by a stochastic policy with their
+propensities, and view / add_to_cart / purchase events with a position bias, so that the two
+models' metrics really differ. It is a simulation: each candidate has a hidden affinity and
+each user a hidden activity, so it also knows each policy's true online value. Both models
+score every user's candidates (the one not served runs in shadow), so that they can be compared
+user by user (sqlmetrics.compare pairs the users); each user is shown, and acts on, slates of
+their own arm only.
 
     python warehouse_examples/make_warehouse.py --users 5000 --days 7 --db warehouse.duckdb
 
-Tables: users(user_id, model, country), items(item_id, popularity),
-recommendations(day, model, user_id, country, item_id, score), impressions(day, model, user_id,
-item_id, score, position), events(day, user_id, item_id, event_type), ratings(day, user_id,
-item_id, rating: the 1 to 5 stars a user gave an item after buying it, once per user and item),
-predictions(model, user_id, item_id, score: two models' predicted stars for the rated items),
-item_features(item_id, features: a FLOAT[8] embedding). Views for the short examples of the
-docs: recs (the last day's recommendations of both models), purchases (the last day's
-purchases, one row per user and item), history (every event before the last day).
+Tables:
+- users(user_id, model: the arm the user is served, country), items(item_id, popularity);
+- recommendations(day, model, user_id, country, item_id, score): both models' scores of the
+  user's 60 candidates of the day (model B's score tracks the hidden affinity more closely);
+- served(day, user_id, arm): the arm whose slate the user was shown that day (users.model);
+- impressions(day, model, user_id, item_id, score, position, rank, pscore,
+  pscore_item_position, pscore_cascade, click, purchase): the slate of 10 the user was shown,
+  drawn by the logging policy from the served model's candidates. rank: the served model's
+  rank of the item among the 60 (score, then item id descending); the propensities, exact:
+  pscore the probability of the whole logged slate, pscore_item_position the marginal
+  probability of this item at this position, pscore_cascade the probability of the logged
+  slate's top `position` items (pscore at position 10); click, purchase (0/1): the rewards the
+  slate caused (the click model below);
+- logging_marginals(rank, position, probability): the logging policy's probability of putting
+  the item ranked `rank` at `position` (what pscore_item_position reads);
+- events(day, user_id, item_id, event_type): view, add_to_cart, purchase: the slates' clicks
+  and organic actions (search, browsing) on any candidate, shown or not;
+- ratings(day, user_id, item_id, rating: the 1 to 5 stars a user gave an item after buying it,
+  once per user and item), predictions(model, user_id, item_id, score: two models' predicted
+  stars for the rated items), item_features(item_id, features: a FLOAT[8] embedding);
+- pre_period(user_id, pre_views): the user's views in the 7 days before the test (a covariate
+  for CUPED: it shares the hidden activity with the test's events); users who joined during
+  the test (1 in 20) have no row;
+- policy_values(policy, served, metric, value, slates): the true value of each policy (below).
+Views for the short examples of the docs: recs (the last day's recommendations of both
+models), purchases (the last day's purchases, one row per user and item), history (every event
+before the last day).
 
-Everything is generated inside DuckDB (no Python loops), so --users 1000000 works too. The file
+The simulation. The logging policy is Plackett-Luce over the served model's ranking: the
+candidate ranked r has weight r^(-1/TEMPERATURE) (TEMPERATURE = 1: the served model's top item
+is drawn first with probability 0.21, its 60th with 0.0036), and the 10 positions are filled by drawing without replacement, each
+draw with probability weight / weight left (drawn as the Gumbel top-k). pscore is the product
+of the 10 draws' probabilities, pscore_cascade the product of the first `position`; the
+marginals are computed once for the 60 ranks, as the integral over the Gumbel level t of w_r
+exp(-w_r t) times the Poisson-binomial probability that position - 1 other items come before
+t, by the trapezoid rule in log t (error below 1e-10; tests/test_example_warehouse.py checks
+them against enumeration and closed forms). The click model is position-based: the user
+examines position k with probability k^-0.7 and clicks an examined item with probability
+activity * 0.5 * affinity^2 (activity uniform on [0.2, 1.8] per user, affinity uniform on
+[0, 1] per candidate); a click is followed by an add to cart with probability 0.4 * affinity
+and by a purchase with 0.15 * affinity. Organic actions come on any candidate with probability
+activity * 0.08 * affinity^4.
+
+The true values. policy_values holds, for the policies "A" and "B" (each model's top 10 in its
+order, deterministic) and "logging" (the logging policy over the served model: what was run),
+the expectation per slate (day, user) under the click model, averaged over the slates of all
+users (served = 'all') or of the users served arm A or B: metric "clicks", the expected clicks
+on the slate, sum over k of P(click at k) = k^-0.7 * activity * 0.5 * affinity^2 of the item at
+k; "clicks_dcg", the same with each position's term divided by log2(k + 1); "purchases", each
+term times 0.15 * affinity. For the logging policy, each candidate's terms are weighted by its
+probability of each position (logging_marginals): the exact expectation over its slates, not a
+mean of the draws.
+
+Everything is generated inside DuckDB (no Python loops), so --users 1000000 works too, and
+every random number is a hash of what it belongs to, so that two builds are the same. The file
 is replaced (results of earlier reports go with it: they described the old data).
 """
 
