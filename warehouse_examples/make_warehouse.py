@@ -39,8 +39,9 @@ before the last day).
 
 The simulation. The logging policy is Plackett-Luce over the served model's ranking: the
 candidate ranked r has weight r^(-1/TEMPERATURE) (TEMPERATURE = 1: the served model's top item
-is drawn first with probability 0.21, its 60th with 0.0036), and the 10 positions are filled by drawing without replacement, each
-draw with probability weight / weight left (drawn as the Gumbel top-k). pscore is the product
+is drawn first with probability 0.21, its 60th with 0.0036), and the 10 positions are filled
+by drawing without replacement, each draw with probability weight / weight left (drawn as the
+Gumbel top-k). pscore is the product
 of the 10 draws' probabilities, pscore_cascade the product of the first `position`; the
 marginals are computed once for the 60 ranks, as the integral over the Gumbel level t of w_r
 exp(-w_r t) times the Poisson-binomial probability that position - 1 other items come before
@@ -134,33 +135,32 @@ SELECT day, 'B', user_id, country, item_id, score_b FROM candidates;
 
 -- The logging policy: Plackett-Luce over the served model's ranking, the item ranked r having
 -- weight w_r = r^(-1/$temperature). logging_marginals(rank, position, probability): the
--- probability that the item ranked r is drawn at the position. With the Gumbel form of Plackett-Luce (item
--- j drawn before level t with probability p_j(t) = 1 - exp(-w_j t)), it is the integral over t
--- of w_r exp(-w_r t) times the probability that exactly position - 1 of the others are drawn
--- before t (a Poisson-binomial probability, from the products of (1 - p_j + p_j z) over the
--- ranks before r and after r), by the trapezoid rule in log t (error below 1e-10)
+-- probability that the item ranked r is drawn at the position. With the Gumbel form of
+-- Plackett-Luce (item j drawn before level t with probability p_j(t) = 1 - exp(-w_j t)), it is
+-- the integral over t of w_r exp(-w_r t) times the probability that exactly position - 1 of the
+-- others are drawn before t (a Poisson-binomial probability, from the products of
+-- (1 - p_j + p_j z) over the ranks before r and after r), by the trapezoid rule in log t
+-- (error below 1e-10). A polynomial is the list of its coefficients of degree 0 .. $slate - 1.
+CREATE OR REPLACE TEMP MACRO constant_one() AS
+    list_transform(range($slate), lambda m: CASE WHEN m = 0 THEN 1.0 ELSE 0.0 END::DOUBLE);
+CREATE OR REPLACE TEMP MACRO times_factor(poly, p) AS  -- poly * (1 - p + p z)
+    list_transform(range($slate), lambda m:
+        poly[m + 1] * (1 - p) + CASE WHEN m > 0 THEN poly[m] * p ELSE 0.0 END);
 CREATE OR REPLACE TABLE logging_marginals AS
 WITH RECURSIVE
 nodes AS (SELECT q, exp($log_t_low + $step * q) AS t FROM range(0, $nodes) r(q)),
 weight AS (SELECT r, pow(r, -1.0 / $temperature) AS w FROM range(1, $candidates + 1) s(r)),
-prefix(q, j, poly) AS (  -- the product over the ranks 1..j, truncated to degree $slate - 1
-    SELECT q, 0, list_transform(range($slate), lambda m: CASE WHEN m = 0 THEN 1.0 ELSE 0.0 END::DOUBLE)
-    FROM nodes
+prefix(q, j, poly) AS (  -- the product over the ranks 1..j
+    SELECT q, 0, constant_one() FROM nodes
     UNION ALL
-    SELECT f.q, f.j + 1, list_transform(range($slate), lambda m:
-               f.poly[m + 1] * exp(-w.w * nodes.t)
-               + CASE WHEN m > 0 THEN f.poly[m] * (1 - exp(-w.w * nodes.t)) ELSE 0.0 END)
+    SELECT f.q, f.j + 1, times_factor(f.poly, 1 - exp(-w.w * nodes.t))
     FROM prefix f JOIN nodes USING (q) JOIN weight w ON w.r = f.j + 1
     WHERE f.j + 1 < $candidates
 ),
 suffix(q, j, poly) AS (  -- the product over the ranks j..$candidates
-    SELECT q, $candidates + 1,
-           list_transform(range($slate), lambda m: CASE WHEN m = 0 THEN 1.0 ELSE 0.0 END::DOUBLE)
-    FROM nodes
+    SELECT q, $candidates + 1, constant_one() FROM nodes
     UNION ALL
-    SELECT s.q, s.j - 1, list_transform(range($slate), lambda m:
-               s.poly[m + 1] * exp(-w.w * nodes.t)
-               + CASE WHEN m > 0 THEN s.poly[m] * (1 - exp(-w.w * nodes.t)) ELSE 0.0 END)
+    SELECT s.q, s.j - 1, times_factor(s.poly, 1 - exp(-w.w * nodes.t))
     FROM suffix s JOIN nodes USING (q) JOIN weight w ON w.r = s.j - 1
     WHERE s.j - 1 > 1
 ),
