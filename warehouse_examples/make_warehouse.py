@@ -32,7 +32,9 @@ Tables:
 - pre_period(user_id, pre_views): the user's views in the 7 days before the test (a covariate
   for CUPED: it shares the hidden activity with the test's events); users who joined during
   the test (1 in 20) have no row;
-- policy_values(policy, served, metric, value, slates): the true value of each policy (below).
+- policy_values(policy, served, metric, value, slates): the true value of each policy (below);
+- with --keep-hidden only: hidden_affinity(day, user_id, item_id, affinity),
+  hidden_activity(user_id, activity).
 Views for the short examples of the docs: recs (the last day's recommendations of both
 models), purchases (the last day's purchases, one row per user and item), history (every event
 before the last day).
@@ -393,8 +395,12 @@ def main() -> None:
     parser.add_argument("--db", default="warehouse.duckdb")
     parser.add_argument("--users", type=int, default=5000)
     parser.add_argument("--days", type=int, default=7)
+    parser.add_argument(
+        "--keep-hidden", action="store_true",
+        help="also keep the simulation's hidden affinities and activities (hidden_affinity, hidden_activity)",
+    )  # fmt: skip
     args = parser.parse_args()
-    build(args.db, args.users, args.days)
+    build(args.db, args.users, args.days, keep_hidden=args.keep_hidden)
 
 
 if __name__ == "__main__":
