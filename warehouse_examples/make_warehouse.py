@@ -66,8 +66,9 @@ probability of each position (logging_marginals): the exact expectation over its
 mean of the draws.
 
 Everything is generated inside DuckDB (no Python loops), so --users 1000000 works too, and
-every random number is a hash of what it belongs to, so that two builds are the same. The file
-is replaced (results of earlier reports go with it: they described the old data).
+every random number is a hash of what it belongs to, so that two builds with one version of
+DuckDB are the same, whatever the threads. The file is replaced (results of earlier reports go
+with it: they described the old data).
 """
 
 from __future__ import annotations
