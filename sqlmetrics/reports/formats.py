@@ -21,6 +21,15 @@ FORMATS = ("table", "csv", "json", "parquet")
 _SUFFIXES = {".csv": "csv", ".json": "json", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
 
 
+def counted(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless the count is one.
+
+    >>> counted(1, "period"), counted(3, "period"), counted(1_000, "row")
+    ('1 period', '3 periods', '1,000 rows')
+    """
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def format_for(output: str | None, requested: str | None) -> str:
     """The output format: as requested, else from the output file's suffix, else 'table'.
 

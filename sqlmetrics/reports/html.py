@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from .charts import line_chart
 from .comparisons import flat, stored_periods
 from .config import CompareSection
-from .formats import cell_text
+from .formats import cell_text, counted
 from .periods import Period
 from .results_table import metric_label, wide
 
@@ -227,7 +227,8 @@ def _comparison_section(comparison: Comparison, metrics: list[str]) -> list[str]
     keys = [*section.within, *section.systems]
     ranges = (
         f"latest period, {periods[-1].label}",
-        f"whole range, {periods[0].label} to {periods[-1].label} ({len(periods)} periods, all users pooled)"
+        f"whole range, {periods[0].label} to {periods[-1].label} "
+        f"({counted(len(periods), 'period')}, all users pooled)"
         + (f": {comparison.why_not_pooled}" if comparison.pooled is None else ""),
     )
     correction = section.correction or "no correction"
@@ -266,7 +267,7 @@ def render_page(
     (True, 1)
     """
     starts = sorted({r["period_start"] for r in rows.to_pylist()})
-    span = f"{starts[0]} to {starts[-1]} ({len(starts)} periods)" if starts else "no periods yet"
+    span = f"{starts[0]} to {starts[-1]} ({counted(len(starts), 'period')})" if starts else "no periods yet"
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     facts = {"periods": span, **(details or {}), "written": written}
     meta = " · ".join(f"{escape(k)} <code>{escape(v)}</code>" for k, v in facts.items())
