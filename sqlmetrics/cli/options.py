@@ -161,7 +161,10 @@ def add_evaluation_options(parser: argparse.ArgumentParser, per_user: bool = Tru
 
 
 def _sniff_trec(path: Path, lines: int = 20) -> str | None:
-    """'run', 'qrels' or None, from the first lines of a text file."""
+    """'run', 'qrels' or None, from the first lines of a text file: a run's score starts with
+    a number, a qrels grade is a whole number (with a sign or not), as the readers take them."""
+    from ..inputs.trec import reads_as_grade, reads_as_score
+
     kinds = set()
     try:
         with open(path, encoding="utf-8") as handle:
@@ -169,9 +172,9 @@ def _sniff_trec(path: Path, lines: int = 20) -> str | None:
                 fields = line.split()
                 if not fields or fields[0].startswith("#"):
                     continue
-                if len(fields) >= 6 and _is_number(fields[4]):
+                if len(fields) >= 6 and reads_as_score(fields[4]):
                     kinds.add("run")
-                elif len(fields) == 4 and fields[3].lstrip("-").isdigit():
+                elif len(fields) == 4 and reads_as_grade(fields[3]):
                     kinds.add("qrels")
                 else:
                     return None
@@ -181,14 +184,6 @@ def _sniff_trec(path: Path, lines: int = 20) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return kinds.pop() if len(kinds) == 1 else None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def source_input(text: str | None) -> Any:
