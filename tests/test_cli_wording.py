@@ -188,3 +188,12 @@ def test_report_of_one_period_says_1_period(logs, capsys, tmp_path, monkeypatch)
     assert ": 1 period: 1 written (" in err and "1 periods" not in err
     page = (tmp_path / "r.html").read_text()
     assert "(1 period)" in page and "1 periods" not in page
+
+
+def test_compare_prints_a_p_below_1e_300_as_such():
+    from sqlmetrics.cli.compare import readable
+
+    row = {"model": "B", "metric": "ndcg@10", "users": 10, "baseline_mean": 0.5, "mean": 0.6, "delta": 0.1}
+    row |= {"ci_low": 0.05, "ci_high": 0.15, "p_value": 0.0, "p_adjusted": 5e-310}
+    text = readable(pa.Table.from_pylist([row]), 0.05)
+    assert text.count("< 1e-300") == 2 and "0.000e+00" not in text

@@ -158,7 +158,9 @@ def _interval(low: float | None, high: float | None) -> str:
 
 
 def _p(p: float | None) -> str:
-    return "" if p is None else f"{p:.3e}"
+    from ..reports.formats import p_text
+
+    return p_text(p, ".3e")  # below 1e-300 (0 where the tail underflowed): "< 1e-300"
 
 
 def latex(table: pa.Table, alpha: float, keys: list[str]) -> str:

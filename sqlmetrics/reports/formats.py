@@ -43,6 +43,23 @@ def format_for(output: str | None, requested: str | None) -> str:
     return "table"
 
 
+SMALLEST_P = 1e-300  # smaller p-values (down to 0, where the tail underflowed) print as "< 1e-300"
+
+
+def p_text(p: float | None, form: str = ".3g") -> str:
+    """A p-value as text: "" for None, "< 1e-300" below SMALLEST_P (a p of 0 is an underflow,
+    not a certainty), else in `form`.
+
+    >>> p_text(0.0123), p_text(0.0), p_text(1e-320), p_text(2.5e-12, ".3e"), p_text(None)
+    ('0.0123', '< 1e-300', '< 1e-300', '2.500e-12', '')
+    """
+    if p is None:
+        return ""
+    if p < SMALLEST_P:
+        return f"< {SMALLEST_P:g}"
+    return format(p, form)
+
+
 def cell_text(value: object, digits: int) -> str:
     if value is None:
         return ""
