@@ -1,5 +1,6 @@
-"""compare()'s by, within and baseline: a baseline of every by column's type (text, number,
-DATE, TIMESTAMP, BOOLEAN), and the names that would clash in the result refused."""
+"""compare()'s by, within and baseline (a baseline of every by column's type: text, number,
+DATE, TIMESTAMP, BOOLEAN), the names that would clash in the result refused, and effect_size
+where docs/compare.md says it is NULL."""
 
 from __future__ import annotations
 
@@ -153,3 +154,26 @@ def test_a_user_column_named_like_a_metric_is_refused(data):
     )
     got = sqlmetrics.compare(con, other, METRICS, truth=truth_other, by="model", baseline="A", user="u")
     assert got.select(expected.column_names).equals(expected)
+
+
+@pytest.mark.parametrize(
+    "b_first, users, effect",
+    [
+        ("x", [1, 2], None),  # every d = -0.5: sd(d) = 0, mean(d) / sd(d) is infinite: NULL
+        ("a", [1, 2], 0.0),  # every d = 0: 0
+        ("x", [1], None),  # one user: sd(d) undefined: NULL
+    ],
+)
+def test_effect_size_is_null_where_docs_compare_md_says(b_first, users, effect):
+    rows = []
+    for u in users:
+        rows += [("A", u, "a", 2.0), ("A", u, "x", 1.0)]
+        rows += [("B", u, b_first, 2.0), ("B", u, "x" if b_first == "a" else "a", 1.0)]
+    recs = pa.Table.from_pylist(
+        [dict(zip(["model", "user_id", "item_id", "score"], r, strict=True)) for r in rows]
+    )
+    truth = pa.table({"user_id": users, "item_id": ["a"] * len(users)})
+    row = sqlmetrics.compare(
+        duckdb.connect(), recs, "mrr@2", truth=truth, by="model", baseline="A"
+    ).to_pylist()[0]
+    assert row["users"] == len(users) and row["effect_size"] == effect
