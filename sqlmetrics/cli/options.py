@@ -163,7 +163,7 @@ def add_evaluation_options(parser: argparse.ArgumentParser, per_user: bool = Tru
 def _sniff_trec(path: Path, lines: int = 20) -> str | None:
     """'run', 'qrels' or None, from the first lines of a text file: a run's score starts with
     a number, a qrels grade is a whole number (with a sign or not), as the readers take them."""
-    from ..inputs.trec import reads_as_grade, reads_as_score
+    from ..inputs.trec import looks_like_grade, reads_as_score
 
     kinds = set()
     try:
@@ -174,7 +174,7 @@ def _sniff_trec(path: Path, lines: int = 20) -> str | None:
                     continue
                 if len(fields) >= 6 and reads_as_score(fields[4]):
                     kinds.add("run")
-                elif len(fields) == 4 and reads_as_grade(fields[3]):
+                elif len(fields) == 4 and looks_like_grade(fields[3]):
                     kinds.add("qrels")
                 else:
                     return None

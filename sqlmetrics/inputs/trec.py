@@ -79,14 +79,14 @@ def reads_as_score(text: str) -> bool:
     return _C_FLOAT.match(text) is not None
 
 
-def reads_as_grade(text: str) -> bool:
-    """Whether `text` is a qrels grade read_qrels takes: a 64-bit integer in ASCII digits,
-    with an optional sign.
+def looks_like_grade(text: str) -> bool:
+    """Whether `text` is written as a qrels grade: a whole number in ASCII digits with an
+    optional sign, of any size (read_qrels names the line of one beyond 64 bits).
 
-    >>> reads_as_grade("2"), reads_as_grade("+2"), reads_as_grade("-1"), reads_as_grade("\u0662")
-    (True, True, True, False)
+    >>> [looks_like_grade(t) for t in ("2", "+2", "-1", "9223372036854775808", "\u0662", "1.5")]
+    [True, True, True, True, False, False]
     """
-    return _int64(text) is not None
+    return _INTEGER.fullmatch(text) is not None
 
 
 def _lines(path: str | Path, indented_comments: bool):
