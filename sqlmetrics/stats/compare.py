@@ -63,6 +63,9 @@ def compare(
 ) -> pa.Table:
     """Compare every system (each value of `by`) with `baseline`, paired per unit (user).
 
+    baseline: the baseline's value of `by`, of the column's type (a string, a number, a bool,
+    a datetime.date or a datetime.datetime; None for NULL), a tuple of them for several by
+    columns; a `within` column cannot also be a `by` column.
     The units of a system and of the baseline are paired where both have a value of a metric
     (evaluate(per_user=True)'s values; with missing="zero" a truth unit absent from a system's
     lists is paired with 0). test: "t" (paired Student t, t interval), "wilcoxon" (signed
