@@ -253,8 +253,10 @@ def test_more_partitions_than_users_is_refused_with_a_reason(small, capsys):
 def test_the_api_refuses_absurd_partitions():
     recs = pa.table({"user_id": [1, 2, 3], "item_id": [1, 1, 1], "score": [0.5, 0.5, 0.5]})
     truth = pa.table({"user_id": [1, 4], "item_id": [1, 1]})
-    with pytest.raises(sqlmetrics.ConventionError, match="partitions=2000 is more than the 4 users"):
-        sqlmetrics.evaluate(duckdb.connect(), recs, ["ndcg@5"], truth=truth, partitions=2000)
+    with pytest.raises(sqlmetrics.ConventionError, match="partitions=200 is more than the 4 users"):
+        sqlmetrics.evaluate(duckdb.connect(), recs, ["ndcg@5"], truth=truth, partitions=200)
+    with pytest.raises(sqlmetrics.ConventionError, match="partitions=5000 is more than 1,000"):
+        sqlmetrics.evaluate(duckdb.connect(), recs, ["ndcg@5"], truth=truth, partitions=5000)
 
 
 def test_a_range_of_more_than_max_periods_is_refused_unless_asked(small, capsys):

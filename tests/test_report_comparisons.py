@@ -359,9 +359,13 @@ def test_the_page_says_why_the_whole_range_is_missing(warehouse, tmp_path):
     page = tmp_path / "report.html"
     assert cli.main(["report", str(config), "--date", "2026-11-02", "-q", "--html", str(page)]) == 2
     assert cli.main(["report", str(config), "--date", "2026-11-01", "-q", "--html", str(page)]) == 0
-    summary = page.read_text().split('<table class="summary">', 1)[1].split("</table>", 1)[0]
-    assert "not computed: no system to compare with baseline=" in summary
-    assert summary.count('<td class="num"></td>') == 4 * len(METRICS)
+    html = page.read_text()
+    latest = html.split('<table class="summary" data-range="latest">', 1)[1].split("</table>", 1)[0]
+    whole = html.split('<table class="summary" data-range="whole">', 1)[1].split("</table>", 1)[0]
+    assert latest.count("<tr>") == 1 + len(METRICS)
+    assert "not computed: no system to compare with baseline=" in whole and "<td" not in whole
+    # the verdict speaks of the latest period then
+    assert '<p class="verdict">Against A, latest period, 2026-11-01: model=B ' in html
 
 
 def test_the_whole_range_pools_units_of_several_key_columns(warehouse):

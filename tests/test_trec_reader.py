@@ -89,7 +89,6 @@ def test_run_junk_after_tag_is_ignored(tmp_path):
     [
         pytest.param("301 Q0 doc1 1 2.5", id="five-fields"),
         pytest.param("301 Q0 doc1", id="three-fields"),
-        pytest.param("301 Q0 doc1 1 high tag", id="text-score"),
     ],
 )
 def test_malformed_run_line_raises(tmp_path, line):

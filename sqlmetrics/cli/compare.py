@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import ConventionError
 from . import options
 
 FORMATS = ("table", "csv", "json", "parquet", "latex")
@@ -25,7 +24,8 @@ examples:
       --metrics ndcg@10 --test randomization --replicates 10000 --seed 7 --format latex
 
 Every other system (value of --by) is compared with --baseline, paired per user; rows marked *
-are significant: p_adjusted < 1 - confidence. The README's "Comparing models" defines the tests.
+are significant: p_adjusted < 1 - confidence. docs/compare.md defines the pairing, the tests
+and the output's columns.
 """
 
 
@@ -36,10 +36,13 @@ def register(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
         description="Compare every system (value of --by) with --baseline, paired per user.",
     )  # fmt: skip
-    options.add_evaluation_options(parser)  # SOURCE, --metrics, --truth, --by, --db, columns, conventions
+    # SOURCE, --metrics, --truth, --by, --db, columns, conventions (not --per-user: evaluate's)
+    options.add_evaluation_options(parser, per_user=False)
     test = parser.add_argument_group("comparison")
     test.add_argument(
-        "--baseline", required=True, help="the baseline's value of --by (comma-separated for several columns)"
+        "--baseline", required=True,
+        help="the baseline's value of --by (comma-separated for several columns); a number, "
+        "true/false or a date (YYYY-MM-DD) where the --by column has that type",
     )
     test.add_argument("--within", type=lambda t: [p.strip() for p in t.split(",") if p.strip()],
                       metavar="COLS", help="compare inside each segment of these columns")  # fmt: skip
@@ -66,12 +69,9 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..reports import formats
-    from ..stats.compare import compare
 
     options.require_metrics(args)
     options.refuse_overwriting("compare", "--output", args.output, options.evaluation_inputs(args))
-    if args.per_user:
-        raise options.UsageError("sqlmetrics compare: --per-user is an option of evaluate")
     if not args.by:
         raise options.UsageError("sqlmetrics compare: --by names the column(s) whose values are the systems")
     fmt = "latex" if args.format is None and (args.output or "").endswith(".tex") else args.format
@@ -90,16 +90,7 @@ def run(args: argparse.Namespace) -> int:
     con = options.connection(args)
     try:
         source = options.source_input(args.source)
-        baseline: Any = tuple(values) if len(values) > 1 else values[0]
-        try:
-            table = compare(con, source, args.metrics, baseline=baseline, **kw)
-        except ConventionError as exc:
-            if "is text, but the by column" not in str(exc):
-                raise
-            # the command line gives text: a numeric by column's baseline is the number
-            numbers = tuple(_number(v) for v in values)
-            baseline = numbers if len(numbers) > 1 else numbers[0]
-            table = compare(con, source, args.metrics, baseline=baseline, **kw)
+        table = _compare(con, source, args.metrics, list(values), kw)
     finally:
         con.close()
     alpha = 1 - args.confidence
@@ -112,14 +103,19 @@ def run(args: argparse.Namespace) -> int:
     return options.EXIT_OK
 
 
-def _number(text: str) -> int | float:
-    try:
-        return int(text)
-    except ValueError:
+def _compare(con: Any, source: Any, metrics: list[str], values: list[Any], kw: dict) -> pa.Table:
+    """compare() with the --baseline values, each read again as a value of its by column's
+    type (a number, a boolean, a date) where that column is not text: the command line gives
+    text only."""
+    from ..stats.compare import TextBaselineError, baseline_from_text, compare
+
+    for _ in range(len(values) + 1):
         try:
-            return float(text)
-        except ValueError:
-            raise ConventionError(f"--baseline {text!r}: the by column is numeric, give a number") from None
+            baseline = tuple(values) if len(values) > 1 else values[0]
+            return compare(con, source, metrics, baseline=baseline, **kw)
+        except TextBaselineError as exc:
+            values[exc.position] = baseline_from_text(values[exc.position], exc.column_type)
+    raise AssertionError("unreachable: each by column's value is read again once at most")
 
 
 def significant(table: pa.Table, alpha: float) -> list[bool]:
@@ -162,7 +158,9 @@ def _interval(low: float | None, high: float | None) -> str:
 
 
 def _p(p: float | None) -> str:
-    return "" if p is None else f"{p:.3e}"
+    from ..reports.formats import p_text
+
+    return p_text(p, ".3e")  # below 1e-300 (0 where the tail underflowed): "< 1e-300"
 
 
 def latex(table: pa.Table, alpha: float, keys: list[str]) -> str:

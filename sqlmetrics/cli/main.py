@@ -119,7 +119,9 @@ def _failure(exc: BaseException, command: str | None, interrupted: bool) -> int:
         options.say(str(exc))
         return options.EXIT_USAGE
     if isinstance(exc, (SqlMetricsError, duckdb.OutOfMemoryException)):
-        options.say(f"sqlmetrics: {options.one_line(exc)}")
+        text = options.one_line(exc)  # a report's advice is about its config, not options
+        is_report = (command or "").startswith("report ")
+        options.say(f"sqlmetrics: {text if is_report else options.cli_wording(text)}")
         return options.EXIT_USAGE
     if isinstance(exc, OSError):
         if isinstance(exc, BrokenPipeError):  # `sqlmetrics ... | head`

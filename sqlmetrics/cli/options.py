@@ -19,6 +19,7 @@ from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
 from ..names.metric_names import split_metric_list as metric_list
 from ..names.profiles import PROFILES
 from ..statement import keywords
+from ..statement.plan import NO_RELEVANCE_HINT
 from .interrupt import watched
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -95,13 +96,16 @@ _CONVENTION_HELP = {
     "ap_denominator": "map@k divides by R, or by min(R, k)",
     "short_lists": "a list shorter than k: padded with non-relevant items, or as Evidently "
     "counts it (precision@k over min(k, N), the last item repeated in map@k and mar@k)",
-    "duplicates": "check for duplicate (user, item) the pairs that reach the top k, or every row",
+    "duplicates": "which (user, item) pairs are checked for duplicates: those that reach the "
+    "top k, or every row",
     "truth_duplicates": "several --truth rows of one (user, item), as in an event log: an error, "
     "the highest grade, or the sum of the grades",
 }
 
 
-def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+def add_evaluation_options(parser: argparse.ArgumentParser, per_user: bool = True) -> None:
+    """SOURCE, --metrics, --truth, --by, --db, --wait, the column names and the conventions;
+    --per-user too unless `per_user` is False (a command that gives no per-user rows)."""
     parser.add_argument("source", metavar="SOURCE", help="the recommendations (see below)")
     parser.add_argument(
         "-m", "--metrics", type=metric_list, metavar="LIST",
@@ -118,7 +122,8 @@ def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         "--wait", type=float, default=0.0, metavar="SECONDS",
         help="if another process is writing the --db file, wait up to this long [0: fail at once]",
     )  # fmt: skip
-    parser.add_argument("--per-user", action="store_true", help="one row per user instead of the means")
+    if per_user:
+        parser.add_argument("--per-user", action="store_true", help="one row per user instead of the means")
     names = parser.add_argument_group("column names (as in sqlmetrics.evaluate)")
     names.add_argument(
         "--user", default="user_id", type=unit_key, metavar="COLS",
@@ -156,7 +161,10 @@ def add_evaluation_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _sniff_trec(path: Path, lines: int = 20) -> str | None:
-    """'run', 'qrels' or None, from the first lines of a text file."""
+    """'run', 'qrels' or None, from the first lines of a text file: a run's score starts with
+    a number, a qrels grade is a whole number (with a sign or not), as the readers take them."""
+    from ..inputs.trec import looks_like_grade, reads_as_score
+
     kinds = set()
     try:
         with open(path, encoding="utf-8") as handle:
@@ -164,9 +172,9 @@ def _sniff_trec(path: Path, lines: int = 20) -> str | None:
                 fields = line.split()
                 if not fields or fields[0].startswith("#"):
                     continue
-                if len(fields) >= 6 and _is_number(fields[4]):
+                if len(fields) >= 6 and reads_as_score(fields[4]):
                     kinds.add("run")
-                elif len(fields) == 4 and fields[3].lstrip("-").isdigit():
+                elif len(fields) == 4 and looks_like_grade(fields[3]):
                     kinds.add("qrels")
                 else:
                     return None
@@ -176,14 +184,6 @@ def _sniff_trec(path: Path, lines: int = 20) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return kinds.pop() if len(kinds) == 1 else None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def source_input(text: str | None) -> Any:
@@ -215,14 +215,26 @@ NOT_ON_THE_COMMAND_LINE = frozenset({"history", "catalog", "item_features", "fea
 
 def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
     """The API's keywords from the parsed options: each shared keyword from the option of its
-    name (--truth and --relevance converted), plus by and per_user."""
-    converted = {"truth": source_input(args.truth), "relevance": relevance_grades(args.relevance)}
+    name (--truth and --relevance converted), plus by and per_user (False for a command without
+    --per-user). --action and grades in --relevance go together."""
+    grades = relevance_grades(args.relevance)
+    if args.action is not None and not isinstance(grades, dict):
+        raise UsageError(
+            f"sqlmetrics {args.command}: --action {args.action} needs --relevance with the grade "
+            "of each action, e.g. --relevance purchase=3,view=1"
+        )
+    if isinstance(grades, dict) and args.action is None:
+        raise UsageError(
+            f"sqlmetrics {args.command}: --relevance {args.relevance} grades actions: name their "
+            "column with --action COL"
+        )
+    converted = {"truth": source_input(args.truth), "relevance": grades}
     shared = {
         name: converted[name] if name in converted else getattr(args, name)
         for name in keywords.NAMES
         if name not in NOT_ON_THE_COMMAND_LINE
     }
-    return {**shared, "by": args.by, "per_user": args.per_user}
+    return {**shared, "by": args.by, "per_user": getattr(args, "per_user", False)}
 
 
 def refuse_overwriting(
@@ -277,6 +289,22 @@ def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
 def require_metrics(args: argparse.Namespace) -> None:
     if args.metrics is None:
         raise UsageError(f"sqlmetrics {args.command}: --metrics LIST is required (e.g. ndcg@10,map@10)")
+
+
+def cli_wording(text: str) -> str:
+    """The API's advice in a message, worded as the command line's options.
+
+    >>> print(cli_wording(NO_RELEVANCE_HINT))  # doctest: +NORMALIZE_WHITESPACE
+    and no --truth was given; pass --truth SOURCE (user, item[, relevance] rows), or
+    --relevance COL, or --action COL with --relevance purchase=3,view=1
+    """
+    return text.replace(NO_RELEVANCE_HINT, _NO_RELEVANCE_OPTIONS)
+
+
+_NO_RELEVANCE_OPTIONS = (
+    "and no --truth was given; pass --truth SOURCE (user, item[, relevance] rows), or "
+    "--relevance COL, or --action COL with --relevance purchase=3,view=1"
+)
 
 
 def one_line(exc: BaseException) -> str:

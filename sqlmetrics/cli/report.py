@@ -261,11 +261,13 @@ def _latest_period(rows):
 
 
 def _summary(name: str, outcomes: list) -> str:
+    from ..reports.formats import counted
+
     count = {s: sum(1 for o in outcomes if o.status == s) for s in ("written", "skipped", "no data")}
-    rows = sum(o.rows for o in outcomes)
+    rows = counted(sum(o.rows for o in outcomes), "row")
     compared = sum(o.comparisons for o in outcomes)
-    also = f" and {compared} comparisons" if compared else ""
+    also = f" and {counted(compared, 'comparison')}" if compared else ""
     return (
-        f"{name}: {len(outcomes)} periods: {count['written']} written ({rows} rows{also}), "
+        f"{name}: {counted(len(outcomes), 'period')}: {count['written']} written ({rows}{also}), "
         f"{count['skipped']} skipped (already done), {count['no data']} without data"
     )

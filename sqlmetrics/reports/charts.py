@@ -32,6 +32,19 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
+def series_colors(names: list[str]) -> dict[str, str]:
+    """One colour per series name for every chart of a page, in the order given (a model's line
+    has the same colour over the periods, in the deltas and in the curves).
+
+    >>> series_colors(["model=A", "model=B", "model=A"])
+    {'model=A': '#0072B2', 'model=B': '#D55E00'}
+    """
+    colors: dict[str, str] = {}
+    for name in names:
+        colors.setdefault(name, PALETTE[len(colors) % len(PALETTE)])
+    return colors
+
+
 def _label_indexes(n: int, most: int) -> list[int]:
     """Which of n x labels to print: at most `most`, evenly spaced, the last one always.
 
@@ -65,11 +78,14 @@ def line_chart(
     x_title: str = "",
     bands: dict[str, list[tuple[float | None, float | None]]] | None = None,
     zero: bool = False,
+    colors: dict[str, str] | None = None,
 ) -> str:
     """An SVG line chart: one line per series (None leaves a gap), a point with a tooltip per
     value, a legend whose entries hide and show their line (with the page's script). bands:
     per series, an interval (low, high) per x, drawn as a shaded band around the line (a bar
-    where a value stands alone); zero: a line at 0, which the y axis then includes.
+    where a value stands alone); zero: a line at 0, which the y axis then includes; colors:
+    each series' colour (series_colors: the same on every chart of a page), else the palette's
+    in order.
 
     >>> svg = line_chart("ndcg@10", [0, 1], ["d1", "d2"], {"A": [0.3, 0.35], "B": [0.4, None]},
     ...                  bands={"A": [(0.2, 0.4), (0.3, 0.4)], "B": [(0.35, 0.45), (None, None)]})
@@ -129,7 +145,7 @@ def line_chart(
         )
     legend_x = LEFT
     for n, (name, vs) in enumerate(series.items()):
-        color = PALETTE[n % len(PALETTE)]
+        color = (colors or {}).get(name) or PALETTE[n % len(PALETTE)]
         out.append(f'<g class="series" data-series="{escape(name)}" stroke="{color}" fill="{color}">')
         for run_of_bands in _runs(x, bands.get(name, [])):
             upper = [f"{px(xv):.1f},{py(hi):.1f}" for xv, (_, hi) in run_of_bands]

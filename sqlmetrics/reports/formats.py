@@ -21,6 +21,15 @@ FORMATS = ("table", "csv", "json", "parquet")
 _SUFFIXES = {".csv": "csv", ".json": "json", ".parquet": "parquet", ".pq": "parquet", ".txt": "table"}
 
 
+def counted(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless the count is one.
+
+    >>> counted(1, "period"), counted(3, "period"), counted(1_000, "row")
+    ('1 period', '3 periods', '1,000 rows')
+    """
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def format_for(output: str | None, requested: str | None) -> str:
     """The output format: as requested, else from the output file's suffix, else 'table'.
 
@@ -32,6 +41,23 @@ def format_for(output: str | None, requested: str | None) -> str:
     if output:
         return _SUFFIXES.get(Path(output).suffix.lower(), "table")
     return "table"
+
+
+SMALLEST_P = 1e-300  # smaller p-values (down to 0, where the tail underflowed) print as "< 1e-300"
+
+
+def p_text(p: float | None, form: str = ".3g") -> str:
+    """A p-value as text: "" for None, "< 1e-300" below SMALLEST_P (a p of 0 is an underflow,
+    not a certainty), else in `form`.
+
+    >>> p_text(0.0123), p_text(0.0), p_text(1e-320), p_text(2.5e-12, ".3e"), p_text(None)
+    ('0.0123', '< 1e-300', '< 1e-300', '2.500e-12', '')
+    """
+    if p is None:
+        return ""
+    if p < SMALLEST_P:
+        return f"< {SMALLEST_P:g}"
+    return format(p, form)
 
 
 def cell_text(value: object, digits: int) -> str:

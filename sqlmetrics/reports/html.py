@@ -16,10 +16,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .charts import line_chart
+from .charts import line_chart, series_colors
 from .comparisons import flat, stored_periods
 from .config import CompareSection
-from .formats import cell_text
+from .formats import cell_text, counted, p_text
 from .periods import Period
 from .results_table import metric_label, wide
 
@@ -27,22 +27,34 @@ _STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
        margin: 24px auto; max-width: 1200px; padding: 0 16px; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; }
-.meta { color: #555; margin: 0; } .meta code { font-size: 12px; }
+.meta { color: #555; margin: 0; overflow-wrap: anywhere; } .meta code { font-size: 12px; }
+.verdict { font-size: 16px; margin: 12px 0 0; padding: 8px 12px; border-left: 4px solid #0072B2;
+           background: #f3f8fc; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; }
-figure.chart { margin: 0; border: 1px solid #ddd; border-radius: 6px; padding: 8px; background: #fff; }
-figcaption { font-weight: 600; }
+figure.chart { margin: 0; border: 1px solid #ddd; border-radius: 6px; padding: 8px; background: #fff;
+               max-width: 100%; box-sizing: border-box; }
+figcaption { font-weight: 600; } figure.chart p.note { margin: 4px 0 0; color: #555; font-size: 12px; }
+.wide { max-width: 100%; overflow-x: auto; }
+.summaries { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
+table.summary caption { text-align: left; font-weight: 600; padding: 4px 0; }
+td.p { white-space: nowrap; } td .mark { padding-left: 1px; } p.note { color: #555; font-size: 12px; }
 svg.chart { display: block; max-width: 100%; height: auto; }
 svg .grid { stroke: #e6e6e6; } svg .axis { stroke: #888; }
 svg text { font-size: 11px; fill: #444; stroke: none; } svg .axis-title { fill: #666; }
 svg .line { stroke-width: 2; } svg .point { stroke: none; }
 svg polygon.band { stroke: none; fill-opacity: 0.16; } svg line.band { stroke-width: 6; stroke-opacity: 0.3; }
 svg .zero { stroke: #888; stroke-dasharray: 4 3; }
-td.significant { font-weight: 600; } th.group { text-align: center; } table.summary { margin-bottom: 12px; }
+td.significant { font-weight: 600; } table.summary { margin-bottom: 12px; }
 svg .legend-item { cursor: pointer; } svg .legend-item.off { opacity: 0.35; }
 svg .series.off { display: none; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
 th { background: #f6f6f6; position: sticky; top: 0; } td.text, th.text { text-align: left; }
+@media (max-width: 600px) {
+  body { margin: 12px auto; padding: 0 10px; } h1 { font-size: 20px; } h2 { font-size: 16px; }
+  th, td { padding: 3px 5px; } table { font-size: 13px; } td.interval { min-width: 4.5em; }
+  table.summary .sig { display: none; }
+}
 """
 
 # Marks each chart the browser has laid out (data-drawn="yes": every line and point has a size)
@@ -85,35 +97,54 @@ def _segment_name(segment: dict[str, str | None]) -> str:
     return ", ".join(f"{k}={v}" for k, v in segment.items())
 
 
-def _figure(kind: str, metric: str, caption: str, svg: str) -> str:
+def _figure(kind: str, metric: str, caption: str, svg: str, note: str = "") -> str:
+    """A chart in its frame: its title above, and below it what its bands are (note)."""
+    below = f'<p class="note">{escape(note)}</p>' if note else ""
     return (
         f'<figure class="chart" data-kind="{kind}" data-metric="{escape(metric)}">'
-        f"<figcaption>{escape(caption)}</figcaption>{svg}</figure>"
+        f"<figcaption>{escape(caption)}</figcaption>{svg}{below}</figure>"
     )
 
 
-def history_charts(rows: pa.Table, metrics: list[str]) -> list[str]:
+def _history_name(row: dict) -> str:
+    return _segment_name(dict(row["segment"]))
+
+
+def _delta_name(row: dict) -> str:
+    return _segment_name({**dict(row["segment"]), **dict(row["system"])})
+
+
+def history_charts(
+    rows: pa.Table, metrics: list[str], colors: dict[str, str] | None = None, confidence: float | None = None
+) -> list[str]:
     """One chart per metric over the stored periods, one line per segment, each with its
-    confidence band where the rows have one (ci_low, ci_high)."""
+    confidence band where the rows have one (ci_low, ci_high: the t interval of the mean at
+    the [compare] section's confidence), captioned below the chart."""
+    share = f"{confidence:.0%} " if confidence is not None else ""
     return _over_periods(
-        rows.to_pylist(), metrics, "history", lambda r: _segment_name(dict(r["segment"])),
-        "value", lambda metric: f"{metric} by period",
+        rows.to_pylist(), metrics, "history", _history_name, "value", lambda metric: f"{metric} by period",
+        colors=colors, band_note=f"Shaded: each mean's {share}confidence interval (t, over the users).",
     )  # fmt: skip
 
 
-def delta_charts(comparisons: pa.Table, metrics: list[str], baseline: str, confidence: float) -> list[str]:
+def delta_charts(
+    comparisons: pa.Table, metrics: list[str], baseline: str, confidence: float,
+    colors: dict[str, str] | None = None, test: str = "t",
+) -> list[str]:  # fmt: skip
     """One chart per metric over the stored periods: each system's delta against the baseline
     (one line per segment and system), its interval a band around it, and the line at 0."""
     return _over_periods(
-        comparisons.to_pylist(), metrics, "delta",
-        lambda r: _segment_name({**dict(r["segment"]), **dict(r["system"])}), "delta",
+        comparisons.to_pylist(), metrics, "delta", _delta_name, "delta",
         lambda metric: f"{metric}: delta against {baseline}, {confidence:.0%} interval", zero=True,
+        colors=colors, band_note=f"Shaded: the {confidence:.0%} interval of each delta ({test} test); "
+        f"dashed: no difference from {baseline}.",
     )  # fmt: skip
 
 
 def _over_periods(
-    rows: list[dict], metrics: list[str], kind: str, name, value: str, caption, zero: bool = False
-) -> list[str]:
+    rows: list[dict], metrics: list[str], kind: str, name, value: str, caption, zero: bool = False,
+    colors: dict[str, str] | None = None, band_note: str = "",
+) -> list[str]:  # fmt: skip
     periods = sorted({(r["period_start"], r["period_end"]) for r in rows})
     index = {start: i for i, (start, _) in enumerate(periods)}
     labels = [Period(s, e).label for s, e in periods]
@@ -130,9 +161,10 @@ def _over_periods(
         if series:
             svg = line_chart(
                 metric, list(range(len(periods))), labels, dict(sorted(series.items())), "period",
-                bands=bands[metric], zero=zero,
+                bands=bands[metric], zero=zero, colors=colors,
             )  # fmt: skip
-            figures.append(_figure(kind, metric, caption(metric), svg))
+            banded = any(b and None not in b for bs in bands[metric].values() for b in bs)
+            figures.append(_figure(kind, metric, caption(metric), svg, band_note if banded else ""))
     return figures
 
 
@@ -141,39 +173,71 @@ def summary_table(
 ) -> str:
     """Per segment, system and metric: delta, interval, p (adjusted) and whether significant
     (p_adjusted < alpha), for the latest period (stored rows, flat()) and for the whole range
-    (compare() over all its users pooled)."""
-    def cells(r: dict | None) -> str:
-        if r is None:
-            return '<td class="num"></td>' * 4
+    (compare() over all its users pooled): a table per range, side by side on a wide screen and
+    one above the other on a phone (no row is wider than 390 px). The whole range's rows follow
+    the latest period's order; without them (pooled None) its caption says why."""
+    def key(r: dict) -> tuple:
+        return (*[None if r.get(k) is None else str(r[k]) for k in keys], r["metric"])
+
+    order = [key(r) for r in latest.to_pylist()]
+    range_rows = {key(r): r for r in (pooled.to_pylist() if pooled is not None else [])}
+    tables = [
+        _summary_part("latest", ranges[0], latest.to_pylist(), keys, alpha),
+        _summary_part("whole", ranges[1], [range_rows[k] for k in order if k in range_rows], keys, alpha),
+    ]
+    note = f'<p class="note">* significant: p (adjusted) &lt; {alpha:g}</p>'
+    return f'<div class="summaries">{"".join(tables)}</div>{note}'
+
+
+def _summary_part(name: str, caption: str, rows: list[dict], keys: list[str], alpha: float) -> str:
+    """One range's table of the summary: its caption, then a row per (segment, system, metric)."""
+    head = "".join(f'<th class="text">{escape(k)}</th>' for k in [*keys, "metric"])
+    head += '<th>delta</th><th>interval</th><th>p (adj.)</th><th class="sig">significant</th>'
+    body = []
+    for r in rows:
         low, high = r["ci_low"], r["ci_high"]
         interval = "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
         p = r["p_adjusted"]
         yes = p is not None and p < alpha
-        return (
-            f'<td class="num">{escape(cell_text(r["delta"], 4))}</td><td class="num">{interval}</td>'
-            f'<td class="num">{"" if p is None else f"{p:.3g}"}</td>'
-            f'<td class="text{" significant" if yes else ""}">{"yes" if yes else "no"}</td>'
-        )
-
-    def key(r: dict) -> tuple:
-        return (*[None if r.get(k) is None else str(r[k]) for k in keys], r["metric"])
-
-    range_rows = {key(r): r for r in (pooled.to_pylist() if pooled is not None else [])}
-    head = "".join(f'<th class="text" rowspan="2">{escape(k)}</th>' for k in [*keys, "metric"])
-    sub = "<th>delta</th><th>interval</th><th>p (adjusted)</th><th>significant</th>"
-    body = []
-    for r in latest.to_pylist():
         labels = "".join(f'<td class="text">{escape(cell_text(r.get(k), 4))}</td>' for k in [*keys, "metric"])
-        body.append(f"<tr>{labels}{cells(r)}{cells(range_rows.get(key(r)))}</tr>")
+        mark = '<span class="mark">*</span>' if yes else ""
+        body.append(
+            f'<tr>{labels}<td class="num{" significant" if yes else ""}">{escape(cell_text(r["delta"], 4))}'
+            f'{mark}</td><td class="num interval">{interval}</td><td class="num p">{escape(p_text(p))}</td>'
+            f'<td class="text sig{" significant" if yes else ""}">{"yes" if yes else "no"}</td></tr>'
+        )
     return (
-        f'<table class="summary"><thead><tr>{head}'
-        + "".join(f'<th class="group" colspan="4">{escape(label)}</th>' for label in ranges)
-        + "</tr>"
-        f"<tr>{sub}{sub}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f'<table class="summary" data-range="{name}"><caption>{escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
 
-def curve_charts(curves: dict[str, pa.Table], segments: int) -> list[str]:
+def verdict(table: pa.Table, keys: list[str], alpha: float, baseline: str, where: str) -> str:
+    """One sentence: which systems differ from the baseline (p_adjusted < alpha), on which
+    metrics and in which direction, from compare()'s rows (or flat() stored ones) of `where`.
+
+    >>> t = pa.table({"model": ["B", "B", "C"], "metric": ["ndcg@10", "recall@20", "ndcg@10"],
+    ...               "delta": [0.1, -0.02, 0.01], "p_adjusted": [0.001, 0.01, 0.4]})
+    >>> print(verdict(t, ["model"], 0.05, "A", "latest period, 2026-11-04"))  # doctest: +NORMALIZE_WHITESPACE
+    Against A, latest period, 2026-11-04: model=B higher on ndcg@10, lower on recall@20;
+    model=C no different (p adjusted < 0.05).
+    """
+    found: dict[str, dict[str, list[str]]] = {}
+    for r in table.to_pylist():
+        moves = found.setdefault(_segment_name({k: r.get(k) for k in keys}), {"higher": [], "lower": []})
+        p, delta = r.get("p_adjusted"), r.get("delta")
+        if p is not None and p < alpha and delta:
+            moves["higher" if delta > 0 else "lower"].append(r["metric"])
+    parts = []
+    for system, moves in found.items():
+        said = [f"{way} on {', '.join(names)}" for way, names in moves.items() if names]
+        parts.append(f"{system} {', '.join(said) if said else 'no different'}")
+    return f"Against {baseline}, {where}: {'; '.join(parts)} (p adjusted < {alpha:g})."
+
+
+def curve_charts(
+    curves: dict[str, pa.Table], segments: int, colors: dict[str, str] | None = None
+) -> list[str]:
     """One chart per metric family: value against k, one line per segment."""
     figures = []
     for name, table in curves.items():
@@ -184,7 +248,9 @@ def curve_charts(curves: dict[str, pa.Table], segments: int) -> list[str]:
         for row in table.to_pylist():
             series[_segment_name({k: row[k] for k in keys})] = [row[c] for c in cutoffs]
         if series:
-            svg = line_chart(f"{name}@k", ks, [str(k) for k in ks], dict(sorted(series.items())), "k")
+            svg = line_chart(
+                f"{name}@k", ks, [str(k) for k in ks], dict(sorted(series.items())), "k", colors=colors
+            )
             figures.append(_figure("curve", name, f"{name}@k", svg))
     return figures
 
@@ -204,7 +270,10 @@ def numbers_table(rows: pa.Table, metrics: list[str]) -> str:
             for v, num in zip(row.values(), numeric, strict=True)
         )
         body.append(f"<tr>{cells}</tr>")
-    return f'<table class="numbers"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return (
+        f'<div class="wide"><table class="numbers"><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table></div>'
+    )
 
 
 @dataclass(frozen=True)
@@ -218,27 +287,50 @@ class Comparison:
     why_not_pooled: str = ""  # why pooled is None, shown in its place
 
 
-def _comparison_section(comparison: Comparison, metrics: list[str]) -> list[str]:
+def _comparison_parts(
+    comparison: Comparison, metrics: list[str], colors: dict[str, str]
+) -> tuple[str, list[str]]:
+    """The verdict for the top of the page, and the section of the comparisons: a summary of
+    the latest period and of the whole range, and the deltas over the periods."""
     section = comparison.section
     baseline = ", ".join(map(str, section.baseline))
     periods = stored_periods(comparison.rows)
     rows = comparison.rows
     latest = flat(rows.filter(pc.equal(rows["period_start"], periods[-1].start)), metrics)
     keys = [*section.within, *section.systems]
+    span = f"{periods[0].label} to {periods[-1].label}"
     ranges = (
         f"latest period, {periods[-1].label}",
-        f"whole range, {periods[0].label} to {periods[-1].label} ({len(periods)} periods, all users pooled)"
+        f"whole range, {span} ({counted(len(periods), 'period')}, all users pooled)"
         + (f": {comparison.why_not_pooled}" if comparison.pooled is None else ""),
     )
+    alpha = 1 - section.confidence
+    if comparison.pooled is not None:
+        sentence = verdict(comparison.pooled, keys, alpha, baseline, f"{span}, all users pooled")
+    else:
+        sentence = verdict(latest, keys, alpha, baseline, ranges[0])
     correction = section.correction or "no correction"
-    return [
+    return f'<p class="verdict">{escape(sentence)}</p>', [
         f'<section id="comparisons"><h2>Against {escape(baseline)}: {escape(section.test)} test, '
         f"{section.confidence:.0%} intervals, p adjusted ({escape(correction)})</h2>",
-        summary_table(latest, comparison.pooled, keys, 1 - section.confidence, ranges),
+        summary_table(latest, comparison.pooled, keys, alpha, ranges),
         '<div class="charts">',
-        *delta_charts(comparison.rows, metrics, baseline, section.confidence),
+        *delta_charts(comparison.rows, metrics, baseline, section.confidence, colors, section.test),
         "</div></section>",
     ]
+
+
+def _colors(
+    rows: pa.Table, comparison: Comparison | None, curves: dict[str, pa.Table], segments: int
+) -> dict[str, str]:
+    """One colour per line name over the page: the segments (models) of the results first."""
+    names = sorted({_history_name(r) for r in rows.select(["segment"]).to_pylist()})
+    if comparison is not None:
+        names += sorted({_delta_name(r) for r in comparison.rows.select(["segment", "system"]).to_pylist()})
+    for table in curves.values():
+        keys = table.column_names[:segments]
+        names += sorted({_segment_name({k: r[k] for k in keys}) for r in table.select(keys).to_pylist()})
+    return series_colors(names)
 
 
 def render_page(
@@ -266,12 +358,16 @@ def render_page(
     (True, 1)
     """
     starts = sorted({r["period_start"] for r in rows.to_pylist()})
-    span = f"{starts[0]} to {starts[-1]} ({len(starts)} periods)" if starts else "no periods yet"
+    span = f"{starts[0]} to {starts[-1]} ({counted(len(starts), 'period')})" if starts else "no periods yet"
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     facts = {"periods": span, **(details or {}), "written": written}
     meta = " · ".join(f"{escape(k)} <code>{escape(v)}</code>" for k, v in facts.items())
-    history = history_charts(rows, metrics)
-    curve_figs = curve_charts(curves, segments)
+    compared = comparison is not None and comparison.rows.num_rows > 0
+    colors = _colors(rows, comparison if compared else None, curves, segments)
+    confidence = comparison.section.confidence if comparison is not None else None
+    history = history_charts(rows, metrics, colors, confidence)
+    curve_figs = curve_charts(curves, segments, colors)
+    top, compared_parts = _comparison_parts(comparison, metrics, colors) if compared else ("", [])
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -279,14 +375,13 @@ def render_page(
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(report)}: sqlmetrics report</title>",
         f"<style>{_STYLE}</style></head><body>",
-        f'<header><h1>{escape(report)}</h1><p class="meta">{meta}</p></header>',
+        f'<header><h1>{escape(report)}</h1><p class="meta">{meta}</p>{top}</header>',
         '<section id="history"><h2>Each metric over the periods</h2>',
         f'<div class="charts">{"".join(history)}</div></section>'
         if history
         else "<p>No rows yet.</p></section>",
     ]
-    if comparison is not None and comparison.rows.num_rows:
-        parts += _comparison_section(comparison, metrics)
+    parts += compared_parts
     if curve_figs and curve_period is not None:
         parts += [
             f'<section id="curves"><h2>metric@k for the latest period, {escape(curve_period.label)}</h2>',

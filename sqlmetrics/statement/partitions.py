@@ -10,7 +10,8 @@ exactly and divides, so the means are bit for bit those of one statement.
 A partition holds a share of the users, so more partitions than users only repeat the reads:
 `--partitions` above the number of users is refused by the command line, and the API refuses
 it above ALWAYS_COUNTED partitions (below, a few empty partitions are harmless, and counting
-the users costs a read of the inputs)."""
+the users costs a read of the inputs). Above MAX_PARTITIONS, partitions are refused: each one
+costs a statement."""
 
 from __future__ import annotations
 
@@ -23,11 +24,28 @@ from ..errors import ConventionError, UnsupportedError
 from .progress import Progress
 from .templates import render
 
+# Each partition is a statement of its own that reads every input again: about 45 ms of fixed
+# cost each even on a small log (5,000 partitions ran past 120 s), and a few are enough for logs
+# far larger than memory (1B rows: 10 under memory_limit='4GB', docs/performance.md)
+MAX_PARTITIONS = 1_000
+
 
 def check(partitions: Any, dialect: str, context: dict[str, Any]) -> int:
-    """partitions, validated against what the statement would compute."""
+    """partitions, validated against what the statement would compute.
+
+    >>> check(5_000, "duckdb", {"beyond": None})
+    Traceback (most recent call last):
+    ...
+    sqlmetrics.errors.ConventionError: partitions=5000 is more than 1,000, the most taken: ...
+    """
     if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
         raise ConventionError(f"partitions must be a whole number >= 1, got {partitions!r}")
+    if partitions > MAX_PARTITIONS:
+        raise ConventionError(
+            f"partitions={partitions} is more than {MAX_PARTITIONS:,}, the most taken: each "
+            "partition is one more statement that reads every input again, and a few are enough "
+            "for logs far larger than memory (1B rows: 10 under memory_limit='4GB')"
+        )
     if partitions > 1 and dialect != "duckdb":
         raise UnsupportedError(
             f"partitions={partitions} runs on DuckDB only; {dialect} spills its own aggregates"
@@ -40,7 +58,7 @@ def check(partitions: Any, dialect: str, context: dict[str, Any]) -> int:
     return partitions
 
 
-ALWAYS_COUNTED = 1024  # the API counts the users (one more read) only above this many partitions
+ALWAYS_COUNTED = 100  # the API counts the users (one more read) only above this many partitions
 
 
 def units_sql(

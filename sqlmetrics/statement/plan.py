@@ -49,6 +49,13 @@ class ColumnNames:
         return cls(**{name: keywords[name] for name in cls.__dataclass_fields__})
 
 
+# the API's advice when nothing says what is relevant (the command line words it as options)
+NO_RELEVANCE_HINT = (
+    "and no truth= table was given; pass truth='<table of (user, item[, relevance])>', or "
+    "relevance='<column>', or action='<column>' with relevance={'purchase': 3, 'view': 1}"
+)
+
+
 def _grades(mapping: Mapping[str, float], quote=quote_string) -> list[tuple[str, str]]:
     if not mapping:
         raise ConventionError("relevance={} grades no action; give e.g. {'purchase': 3, 'view': 1}")
@@ -277,9 +284,7 @@ def build_context(
             and "relevance" not in {c.lower() for c in recs.columns}
         ):
             raise MissingColumnError(
-                f"recs ({recs.label}) has no relevance column and no truth= table was given; pass "
-                "truth='<table of (user, item[, relevance])>', or relevance='<column>', or "
-                "action='<column>' with relevance={'purchase': 3, ...}"
+                f"recs ({recs.label}) has no relevance column " + NO_RELEVANCE_HINT
             )
         recs_ctx["relevance"] = _relevance(recs, names, "recs", required=True, dialect=dialect)
     else:
@@ -426,8 +431,18 @@ def _require_distinct_output(
     have distinct names, compared as the engines compare them (without case), or the result
     would hold two columns of one name."""
     what = "the count of users" if list(counts_or_unit) == ["users"] else "the user column"
+    metrics = {label.lower(): f"the metric {label!r}" for label in labels}
+    for name in counts_or_unit:
+        if what == "the user column" and name.lower() in metrics:
+            # per_user=True: the unit's column would take the metric's name (and compare()
+            # would average the user ids as the metric)
+            raise ConventionError(
+                f"user={name!r}: the result would have two columns named {name!r} (this user "
+                f"column and {metrics[name.lower()]}); give the user column another name, e.g. "
+                "in a view"
+            )
     fixed = {name.lower(): f"{what}, {name!r}" for name in counts_or_unit}
-    fixed.update({label.lower(): f"the metric {label!r}" for label in labels})
+    fixed.update(metrics)
     seen: dict[str, str] = {}
     for name, column in zip(by, by_columns, strict=True):
         clash = fixed.get(column.lower()) or seen.get(column.lower())

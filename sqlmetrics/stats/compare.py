@@ -8,6 +8,7 @@ replicates; sqlmetrics/stats/significance.py turns the sums into p-values.
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Sequence
 from numbers import Real
@@ -62,6 +63,9 @@ def compare(
 ) -> pa.Table:
     """Compare every system (each value of `by`) with `baseline`, paired per unit (user).
 
+    baseline: the baseline's value of `by`, of the column's type (a string, a number, a bool,
+    a datetime.date or a datetime.datetime; None for NULL), a tuple of them for several by
+    columns; a `within` column cannot also be a `by` column.
     The units of a system and of the baseline are paired where both have a value of a metric
     (evaluate(per_user=True)'s values; with missing="zero" a truth unit absent from a system's
     lists is paired with 0). test: "t" (paired Student t, t interval), "wilcoxon" (signed
@@ -94,6 +98,7 @@ def compare(
     segments = [within] if isinstance(within, str) else list(within or [])
     if not systems:
         raise ConventionError("by= names the column(s) whose values are the systems compared")
+    _require_distinct_columns(segments, systems)
     baselines = tuple(baseline) if isinstance(baseline, tuple) else (baseline,)
     if len(baselines) != len(systems):
         raise ConventionError(
@@ -130,7 +135,7 @@ def compare(
                     "alias": f"_s{i}",
                     "name": g["name"],
                     "is_text": g["is_text"],
-                    "baseline": _literal(dialect, recs_source, name, value),
+                    "baseline": _literal(dialect, recs_source, name, value, i),
                 }
                 for i, (g, name, value) in enumerate(
                     zip(groups[len(segments) :], systems, baselines, strict=True)
@@ -201,27 +206,116 @@ def check_options(test: str, confidence: float, correction: str | None, replicat
             raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
 
 
-def _literal(dialect, recs_source, name: str, value: Any) -> str | None:
+def _require_distinct_columns(segments: list[str], systems: list[str]) -> None:
+    """Each by and within column is named once (compared without case, as the engines do):
+    a column cannot be both the systems and the segments they are compared within."""
+    seen: dict[str, str] = {}
+    for role, names in (("by", systems), ("within", segments)):
+        for name in names:
+            if not isinstance(name, str):
+                continue  # find_column names the mistake
+            other = seen.get(name.lower())
+            if other == role:
+                raise ConventionError(f"{role}= names the column {name!r} twice")
+            if other:
+                raise ConventionError(
+                    f"within={name!r} is also a by column: by= names the systems compared, "
+                    "within= the segments inside which they are compared; leave it out of one"
+                )
+            seen[name.lower()] = role
+
+
+class TextBaselineError(ConventionError):
+    """A baseline given as text for a by column that is not text (the command line's
+    --baseline is always text: it reads the value again with `baseline_from_text`)."""
+
+    def __init__(self, message: str, position: int, column_type: str) -> None:
+        super().__init__(message)
+        self.position = position  # of the by column, in by=
+        self.column_type = column_type
+
+
+def baseline_from_text(text: str, column_type: str) -> Any:
+    """The value of a by column of type `column_type` that `text` spells, for compare()'s
+    baseline= (a number, a boolean, a date or a timestamp in ISO form); ConventionError if
+    `text` is not one.
+
+    >>> baseline_from_text("7", "BIGINT"), baseline_from_text("true", "BOOLEAN")
+    (7, True)
+    >>> baseline_from_text("2024-05-01", "DATE")
+    datetime.date(2024, 5, 1)
+    """
+    spelled = text.strip()
+    try:
+        if column_type == "BOOLEAN":
+            return {"true": True, "false": False}[spelled.lower()]
+        if column_type == "DATE":
+            return datetime.date.fromisoformat(spelled)
+        if col.is_time(column_type):
+            return datetime.datetime.fromisoformat(spelled)
+        if col.is_numeric(column_type):
+            number = float(spelled)
+            return int(spelled) if spelled.lstrip("+-").isdigit() else number
+    except (KeyError, ValueError):
+        pass
+    spelling = {"BOOLEAN": "true or false", "DATE": "a date, YYYY-MM-DD"}.get(
+        column_type, "a date and time, YYYY-MM-DD HH:MM:SS" if col.is_time(column_type) else "a number"
+    )
+    raise ConventionError(f"--baseline {text!r}: the by column is {column_type}, give {spelling}")
+
+
+def _literal(dialect, recs_source, name: str, value: Any, position: int = 0) -> str | None:
     """The baseline value of one by column as a SQL literal of its type (None: IS NULL)."""
     if value is None:
         return None
     column = col.find_column(recs_source, name, "recs", "by")
-    family = col.type_family(recs_source.type_of(column))
+    column_type = recs_source.type_of(column)
+    family = col.type_family(column_type)
     if isinstance(value, str):
         if family != "text":
-            raise ConventionError(
+            raise TextBaselineError(
                 f"baseline={value!r} is text, but the by column {column!r} is "
-                f"{recs_source.type_of(column)}; give the baseline as a value of that type"
-            )
+                f"{column_type}; give the baseline as a value of that type",
+                position, column_type,
+            )  # fmt: skip
         return dialect.quote_string(value)
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise ConventionError(f"baseline={value!r}: give a string, a finite number or None")
+    if isinstance(value, bool) or column_type == "BOOLEAN":
+        if not isinstance(value, bool) or column_type != "BOOLEAN":
+            raise ConventionError(
+                f"baseline={value!r}: the by column {column!r} is {column_type}; a boolean "
+                "baseline needs a BOOLEAN by column"
+            )
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, datetime.date):
+        return _time_literal(dialect, value, column, column_type)
+    if not isinstance(value, Real) or not math.isfinite(value):
+        raise ConventionError(
+            f"baseline={value!r}: give a string, a finite number, a boolean, a date, a datetime or None"
+        )
     if family == "text" or not col.is_numeric(recs_source.type_of(column)):
         raise ConventionError(
             f"baseline={value!r} is a number, but the by column {column!r} is "
             f"{recs_source.type_of(column)}"
         )
     return str(int(value)) if isinstance(value, int) else repr(float(value))
+
+
+def _time_literal(dialect, value: datetime.date, column: str, column_type: str) -> str:
+    """A date or datetime baseline as a literal of its DATE or TIMESTAMP by column's type."""
+    is_datetime = isinstance(value, datetime.datetime)
+    aware = is_datetime and value.tzinfo is not None
+    zoned = column_type == "TIMESTAMP WITH TIME ZONE"
+    if column_type == "DATE" and not is_datetime:
+        return f"DATE {dialect.quote_string(value.isoformat())}"
+    if col.is_time(column_type) and column_type != "DATE" and is_datetime and aware == zoned:
+        text = dialect.quote_string(value.isoformat(sep=" "))
+        return f"CAST({text} AS TIMESTAMP WITH TIME ZONE)" if zoned else f"TIMESTAMP {text}"
+    kind = "a datetime with a time zone" if aware else f"a {type(value).__name__}"
+    raise ConventionError(
+        f"baseline={value!r} is {kind}, but the by column {column!r} is {column_type}; give a "
+        "datetime.date for a DATE column, a datetime for a TIMESTAMP (with a time zone for a "
+        "TIMESTAMP WITH TIME ZONE)"
+    )
 
 
 def _table(
