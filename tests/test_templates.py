@@ -19,7 +19,7 @@ def test_a_second_process_loads_compiled_templates(tmp_path):
     # a fresh cache folder: the first process compiles and stores, the second one only loads
     code = (
         "import sys, jinja2, duckdb, pyarrow as pa, sqlmetrics\n"
-        "from sqlmetrics import templates\n"
+        "from sqlmetrics.statement import templates\n"
         "cache = jinja2.FileSystemBytecodeCache(sys.argv[1])\n"
         "templates.environment().bytecode_cache = cache\n"
         "compiled = []\n"
