@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from ..errors import (
     DuplicateRowError,
     OutOfMemoryError,
     SqlMetricsError,
+    UnmatchedUnitsWarning,
 )
 from ..inputs.columns import find_column
 from ..inputs.sources import Input
@@ -27,6 +29,7 @@ from ..statement.partitions import evaluate_in_partitions
 from ..statement.plan import ColumnNames
 from ..statement.prepare import prepare
 from ..statement.templates import render
+from ..statement.unmatched import evaluated_nothing, unmatched_message
 from ..stats import intervals
 
 
@@ -114,23 +117,29 @@ def evaluate(
                 labels = [m.label for m in parse_metrics(metrics)]
                 names = [by] if isinstance(by, str) else list(by or [])
                 names = [find_column(recs_source, name, "recs", "by") for name in names]
-                return intervals.evaluate_with_intervals(
+                table = intervals.evaluate_with_intervals(
                     engine, template, context, confidence, labels, names
                 )
-            if partitions == 1:
-                return with_exact_sums(
+            elif partitions == 1:
+                table = with_exact_sums(
                     lambda form: engine.run(render(template, {**context, "exact_sums": form}))
                 )
-            return with_exact_sums(
-                lambda form: evaluate_in_partitions(
-                    engine, template, {**context, "exact_sums": form}, partitions, progress
+            else:
+                table = with_exact_sums(
+                    lambda form: evaluate_in_partitions(
+                        engine, template, {**context, "exact_sums": form}, partitions, progress
+                    )
                 )
-            )
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
             names = ColumnNames.of(inputs)
             raise explained(engine, exc, recs_source, truth_source, names, by) from None
+        if truth_source is not None and evaluated_nothing(table):  # (a second look only then)
+            unmatched = unmatched_message(engine, engine.dialect, recs_source, truth_source, inputs["user"])
+            if unmatched is not None:
+                warnings.warn(UnmatchedUnitsWarning(unmatched), stacklevel=2)
+        return table
     finally:
         engine.release()
 
