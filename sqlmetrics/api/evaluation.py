@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -138,7 +140,7 @@ def evaluate(
         if truth_source is not None and evaluated_nothing(table):  # (a second look only then)
             unmatched = unmatched_message(engine, engine.dialect, recs_source, truth_source, inputs["user"])
             if unmatched is not None:
-                warnings.warn(UnmatchedUnitsWarning(unmatched), stacklevel=2)
+                warnings.warn(UnmatchedUnitsWarning(unmatched), stacklevel=_caller_level())
         return table
     finally:
         engine.release()
@@ -209,3 +211,13 @@ def sql(
         engine.release()
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level() -> int:
+    """The stacklevel of warnings.warn, called in evaluate(), that names the caller's line: the
+    first frame outside this package (evaluate() is wrapped, and called by ndcg() and reports)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
