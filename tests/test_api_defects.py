@@ -372,7 +372,10 @@ def test_a_unit_of_several_columns_is_named_by_its_columns(con):
 
     recs = UPPER.append_column("day", pa.array([D1] * 4))
     truth = pa.table({"user_id": ["U1"], "day": [D2], "item_id": ["a"]})  # another day
-    named = r"recs has 3 units \(user_id, day\) \(e.g. user_id = 'U1'\), truth has 1"
+    named = (
+        r"recs has 3 units \(user_id, day\) \(e.g. \(user_id, day\) = \(U1, 2026-11-01\)\), "
+        r"truth has 1 \(e.g. \(user_id, day\) = \(U1, 2026-11-02\)\)"
+    )
     with pytest.warns(UnmatchedUnitsWarning, match=named):
         sqlmetrics.evaluate(con, recs, ["ndcg@10"], truth=truth, user=["user_id", "day"])
 
@@ -412,3 +415,24 @@ def test_the_command_line_says_the_warning_in_one_line(tmp_path, capsys):
     assert err.count("\n") == 1
     assert err.startswith("sqlmetrics: warning: no unit of recs (")
     assert "recs has 3 users (e.g. user_id = 'U1'), truth has 2 (e.g. user_id = 'u1')" in err
+
+
+def test_postgres_warns_of_unmatched_ids_and_names_recs_other_columns(pg_uri):
+    # the second look's statement in PostgreSQL's dialect, and the duplicate hint without a look
+    import adbc_driver_postgresql.dbapi
+
+    from sqlmetrics.errors import UnmatchedUnitsWarning
+
+    con = adbc_driver_postgresql.dbapi.connect(pg_uri)
+    try:
+        named = r"recs has 3 users \(e.g. user_id = 'U1'\), truth has 2 \(e.g. user_id = 'u1'\)"
+        with pytest.warns(UnmatchedUnitsWarning, match=named):
+            sqlmetrics.evaluate(con, UPPER, ["ndcg@10"], truth=LOWER)
+        recs = UPPER.append_column("day", pa.array([D1] * 4))
+        truth = pa.table({"user_id": ["U1"], "day": [D2], "item_id": ["a"]})
+        with pytest.warns(UnmatchedUnitsWarning, match=r"\(user_id, day\) = \(U1, 2026-11-01\)"):
+            sqlmetrics.evaluate(con, recs, ["ndcg@10"], truth=truth, user=["user_id", "day"])
+        with pytest.raises(sqlmetrics.DuplicateRowError, match="; recs also has day, model: several lists"):
+            sqlmetrics.evaluate(con, LISTS, ["ndcg@10"], truth=EVENTS)
+    finally:
+        con.close()

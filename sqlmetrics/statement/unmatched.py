@@ -46,10 +46,16 @@ def unmatched_message(
     if row["matched"] or not row["recs_units"] or not row["truth_units"]:
         return None
     what = "users" if len(keys) == 1 else f"units ({', '.join(recs_keys)})"
+
+    def example(columns: list[str], text: str) -> str:
+        if len(columns) == 1:
+            return f"{columns[0]} = {text!r}"
+        return f"({', '.join(columns)}) = ({text})"
+
     return (
         f"no unit of recs ({recs.label}) is in truth ({truth.label}), so nothing was evaluated "
-        f"(users = 0): recs has {row['recs_units']:,} {what} (e.g. {recs_keys[0]} = "
-        f"{row['recs_example']!r}), truth has {row['truth_units']:,} (e.g. {truth_keys[0]} = "
-        f"{row['truth_example']!r}), none in common; compare how the ids are written (case, "
-        "spaces, a prefix, a number stored as text)"
+        f"(users = 0): recs has {row['recs_units']:,} {what} (e.g. "
+        f"{example(recs_keys, row['recs_example'])}), truth has {row['truth_units']:,} (e.g. "
+        f"{example(truth_keys, row['truth_example'])}), none in common; compare how the ids are "
+        "written (case, spaces, a prefix, a number stored as text)"
     )
