@@ -436,3 +436,13 @@ def test_postgres_warns_of_unmatched_ids_and_names_recs_other_columns(pg_uri):
             sqlmetrics.evaluate(con, LISTS, ["ndcg@10"], truth=EVENTS)
     finally:
         con.close()
+
+
+def test_spark_warns_of_unmatched_ids(spark):
+    from sqlmetrics.errors import UnmatchedUnitsWarning
+
+    recs = UPPER.append_column("day", pa.array([D1] * 4))
+    truth = pa.table({"user_id": ["U1"], "day": [D2], "item_id": ["a"]})
+    named = r"recs has 3 units .*\(user_id, day\) = \(U1, 2026-11-01\)"
+    with pytest.warns(UnmatchedUnitsWarning, match=named):
+        sqlmetrics.evaluate(spark, recs, ["ndcg@10"], truth=truth, user=["user_id", "day"])
