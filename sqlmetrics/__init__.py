@@ -57,8 +57,10 @@ from .errors import (
     MissingExtraError,
     OutOfMemoryError,
     SqlMetricsError,
+    SqlMetricsWarning,
     UnknownMetricError,
     UnknownTableError,
+    UnmatchedUnitsWarning,
     UnsupportedError,
 )
 from .inputs.trec import read_qrels, read_run
@@ -126,4 +128,6 @@ __all__ = [
     "DuplicateRowError",
     "UnsupportedError",
     "OutOfMemoryError",
+    "SqlMetricsWarning",
+    "UnmatchedUnitsWarning",
 ]

@@ -58,6 +58,16 @@ class MissingExtraError(SqlMetricsError):
         )
 
 
+class SqlMetricsWarning(UserWarning):
+    """Base class of the warnings sqlmetrics gives: a result that is computed but likely not
+    what was meant."""
+
+
+class UnmatchedUnitsWarning(SqlMetricsWarning):
+    """No unit (user) of the recommendations is in the truth (`U1` against `u1`): nothing was
+    evaluated. The message gives both sides' counts and an example id of each."""
+
+
 class OutOfMemoryError(duckdb.OutOfMemoryException):
     """DuckDB ran out of memory; the message says how partitions=N avoids it. Still a
     duckdb.OutOfMemoryException, so code that catches DuckDB's own keeps working."""

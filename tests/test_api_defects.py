@@ -338,3 +338,111 @@ def test_a_view_as_a_reports_table_is_refused_before_any_write(logs, tmp_path, c
     con.close()
     code, _, err = cli([*report, "--date", "2026-11-02"], capsys)
     assert code == 0, err
+
+
+# b. user ids that never match truth's: a warning naming both sides --------------------------
+
+UPPER = pa.table({"user_id": ["U1", "U1", "U2", "U3"], "item_id": ["a", "b", "c", "a"],
+                  "score": [0.9, 0.8, 0.7, 0.6], "model": ["A", "A", "B", "B"]})  # fmt: skip
+LOWER = pa.table({"user_id": ["u2", "u1"], "item_id": ["b", "c"]})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"by": "model"}, {"per_user": True}, {"partitions": 2}, {"confidence": 0.9}, {"missing": "skip"}],
+)
+def test_ids_that_never_match_truth_warn_with_both_sides(con, options):
+    from sqlmetrics.errors import SqlMetricsWarning, UnmatchedUnitsWarning
+
+    assert issubclass(UnmatchedUnitsWarning, SqlMetricsWarning) and issubclass(SqlMetricsWarning, UserWarning)
+    with pytest.warns(UnmatchedUnitsWarning) as caught:
+        table = sqlmetrics.evaluate(con, UPPER, ["ndcg@10"], truth=LOWER, **options)
+    assert table.num_rows == 0 or table.column("users").to_pylist() == [0]
+    assert len(caught) == 1
+    assert str(caught[0].message) == (
+        "no unit of recs (recs Table) is in truth (truth Table), so nothing was evaluated (users = 0): "
+        "recs has 3 users (e.g. user_id = 'U1'), truth has 2 (e.g. user_id = 'u1'), none in common; "
+        "compare how the ids are written (case, spaces, a prefix, a number stored as text)"
+    )
+    assert caught[0].filename == __file__  # it points at the caller's line
+
+
+def test_a_unit_of_several_columns_is_named_by_its_columns(con):
+    from sqlmetrics.errors import UnmatchedUnitsWarning
+
+    recs = UPPER.append_column("day", pa.array([D1] * 4))
+    truth = pa.table({"user_id": ["U1"], "day": [D2], "item_id": ["a"]})  # another day
+    named = (
+        r"recs has 3 units \(user_id, day\) \(e.g. \(user_id, day\) = \(U1, 2026-11-01\)\), "
+        r"truth has 1 \(e.g. \(user_id, day\) = \(U1, 2026-11-02\)\)"
+    )
+    with pytest.warns(UnmatchedUnitsWarning, match=named):
+        sqlmetrics.evaluate(con, recs, ["ndcg@10"], truth=truth, user=["user_id", "day"])
+
+
+def test_no_warning_and_no_second_look_when_units_match(con, monkeypatch):
+    import warnings
+
+    from sqlmetrics.api import evaluation
+
+    def second_look(*args, **kwargs):
+        raise AssertionError("the normal path read the inputs a second time")
+
+    monkeypatch.setattr(evaluation, "unmatched_message", second_look)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sqlmetrics.evaluate(con, RECS, ["ndcg@10"], truth=TRUTH).column("users").to_pylist() == [2]
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # users = 0 for another reason (every matched user has nothing relevant, empty='skip'),
+        # or nothing on one side: no warning
+        graded = TRUTH.set_column(2, "relevance", pa.array([0, 0]))
+        skipped = sqlmetrics.evaluate(con, RECS, ["ndcg@10"], truth=graded, empty="skip")
+        assert skipped.column("users").to_pylist() == [0]
+        sqlmetrics.evaluate(con, RECS, ["ndcg@10"], truth=TRUTH.slice(0, 0))
+        sqlmetrics.evaluate(con, RECS.slice(0, 0), ["ndcg@10"], truth=TRUTH)
+
+
+def test_the_command_line_says_the_warning_in_one_line(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    pq.write_table(UPPER, tmp_path / "r.parquet")
+    pq.write_table(LOWER, tmp_path / "t.parquet")
+    args = ["evaluate", tmp_path / "r.parquet", "--truth", tmp_path / "t.parquet", "--metrics", "ndcg@10"]
+    code, out, err = cli(args, capsys)
+    assert code == 0 and out.splitlines()[0].split() == ["users", "ndcg@10"]
+    assert err.count("\n") == 1
+    assert err.startswith("sqlmetrics: warning: no unit of recs (")
+    assert "recs has 3 users (e.g. user_id = 'U1'), truth has 2 (e.g. user_id = 'u1')" in err
+
+
+def test_postgres_warns_of_unmatched_ids_and_names_recs_other_columns(pg_uri):
+    # the second look's statement in PostgreSQL's dialect, and the duplicate hint without a look
+    import adbc_driver_postgresql.dbapi
+
+    from sqlmetrics.errors import UnmatchedUnitsWarning
+
+    con = adbc_driver_postgresql.dbapi.connect(pg_uri)
+    try:
+        named = r"recs has 3 users \(e.g. user_id = 'U1'\), truth has 2 \(e.g. user_id = 'u1'\)"
+        with pytest.warns(UnmatchedUnitsWarning, match=named):
+            sqlmetrics.evaluate(con, UPPER, ["ndcg@10"], truth=LOWER)
+        recs = UPPER.append_column("day", pa.array([D1] * 4))
+        truth = pa.table({"user_id": ["U1"], "day": [D2], "item_id": ["a"]})
+        with pytest.warns(UnmatchedUnitsWarning, match=r"\(user_id, day\) = \(U1, 2026-11-01\)"):
+            sqlmetrics.evaluate(con, recs, ["ndcg@10"], truth=truth, user=["user_id", "day"])
+        with pytest.raises(sqlmetrics.DuplicateRowError, match="; recs also has day, model: several lists"):
+            sqlmetrics.evaluate(con, LISTS, ["ndcg@10"], truth=EVENTS)
+    finally:
+        con.close()
+
+
+def test_spark_warns_of_unmatched_ids(spark):
+    from sqlmetrics.errors import UnmatchedUnitsWarning
+
+    recs = UPPER.append_column("day", pa.array([D1] * 4))
+    truth = pa.table({"user_id": ["U1"], "day": [D2], "item_id": ["a"]})
+    named = r"recs has 3 units .*\(user_id, day\) = \(U1, 2026-11-01\)"
+    with pytest.warns(UnmatchedUnitsWarning, match=named):
+        sqlmetrics.evaluate(spark, recs, ["ndcg@10"], truth=truth, user=["user_id", "day"])

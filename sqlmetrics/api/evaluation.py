@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +17,7 @@ from ..errors import (
     DuplicateRowError,
     OutOfMemoryError,
     SqlMetricsError,
+    UnmatchedUnitsWarning,
 )
 from ..inputs.columns import find_column
 from ..inputs.sources import Input
@@ -27,6 +31,7 @@ from ..statement.partitions import evaluate_in_partitions
 from ..statement.plan import ColumnNames
 from ..statement.prepare import prepare
 from ..statement.templates import render
+from ..statement.unmatched import evaluated_nothing, unmatched_message
 from ..stats import intervals
 
 
@@ -114,23 +119,29 @@ def evaluate(
                 labels = [m.label for m in parse_metrics(metrics)]
                 names = [by] if isinstance(by, str) else list(by or [])
                 names = [find_column(recs_source, name, "recs", "by") for name in names]
-                return intervals.evaluate_with_intervals(
+                table = intervals.evaluate_with_intervals(
                     engine, template, context, confidence, labels, names
                 )
-            if partitions == 1:
-                return with_exact_sums(
+            elif partitions == 1:
+                table = with_exact_sums(
                     lambda form: engine.run(render(template, {**context, "exact_sums": form}))
                 )
-            return with_exact_sums(
-                lambda form: evaluate_in_partitions(
-                    engine, template, {**context, "exact_sums": form}, partitions, progress
+            else:
+                table = with_exact_sums(
+                    lambda form: evaluate_in_partitions(
+                        engine, template, {**context, "exact_sums": form}, partitions, progress
+                    )
                 )
-            )
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
             names = ColumnNames.of(inputs)
             raise explained(engine, exc, recs_source, truth_source, names, by) from None
+        if truth_source is not None and evaluated_nothing(table):  # (a second look only then)
+            unmatched = unmatched_message(engine, engine.dialect, recs_source, truth_source, inputs["user"])
+            if unmatched is not None:
+                warnings.warn(UnmatchedUnitsWarning(unmatched), stacklevel=_caller_level())
+        return table
     finally:
         engine.release()
 
@@ -200,3 +211,13 @@ def sql(
         engine.release()
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level() -> int:
+    """The stacklevel of warnings.warn, called in evaluate(), that names the caller's line: the
+    first frame outside this package (evaluate() is wrapped, and called by ndcg() and reports)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level

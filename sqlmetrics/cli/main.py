@@ -11,11 +11,13 @@ import argparse
 import gc
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import duckdb
 
-from ..errors import SqlMetricsError
+from ..errors import SqlMetricsError, SqlMetricsWarning
 from . import compare, evaluate, interrupt, macros, off_policy, options, report, sql
 
 # DuckDB errors that come from what the user gave (a file, a column, a value), not from a bug.
@@ -91,7 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser().parse_args(argv)
             command = f"{args.command} {getattr(args, 'source', None) or getattr(args, 'config', '')}"
-            return args.handler(args)
+            with warnings.catch_warnings():
+                warnings.showwarning = _one_line_warnings(warnings.showwarning)
+                return args.handler(args)
         except BaseException as exc:  # noqa: BLE001 - sorted into exit statuses below
             try:
                 status = _failure(exc, command, watch.seen)
@@ -101,6 +105,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     # DuckDB's bindings (nanobind) print "leaked instances" to stderr when Python exits
     gc.collect()
     return status
+
+
+def _one_line_warnings(show: Any) -> Any:
+    """warnings.showwarning that says sqlmetrics' own warnings (errors.SqlMetricsWarning: a
+    result likely not what was meant) in one line on stderr, and passes the others on."""
+
+    def showwarning(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
+        if issubclass(category, SqlMetricsWarning):
+            options.say(f"sqlmetrics: warning: {options.one_line(message)}")
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    return showwarning
 
 
 def _failure(exc: BaseException, command: str | None, interrupted: bool) -> int:
