@@ -110,6 +110,7 @@ def test_the_example_config_loads_and_says_what_the_issue_asks():
         ({"metrcs": ["ndcg@10"]}, "did you mean 'metrics'"),
         ({"metrics": ["ndgc@10"]}, "did you mean 'ndcg'"),
         ({"metrics": ["P_5", "P(rel=2)@5"]}, "P(rel=2)@5 carry their own conventions"),
+        ({"metrics": ["P_5", "relstring"]}, "relstring is a text per user"),
         ({"period": "2 days"}, "'1 day', '1 week'"),
         ({"conventions": {"ties": "random"}}, "ties='random'"),
         ({"conventions": {"tie": "item_asc"}}, "did you mean 'ties'"),

@@ -525,3 +525,16 @@ def test_success_is_hit_rate(ties, data, k):
     success = sqlmetrics.evaluate(CON, data.recs_table(), [f"success@{k}"], **options).to_pylist()
     hit_rate = sqlmetrics.evaluate(CON, data.recs_table(), [f"hit_rate@{k}"], **options).to_pylist()
     assert [row[f"success@{k}"] for row in success] == [row[f"hit_rate@{k}"] for row in hit_rate]
+
+
+@settings(FAST, max_examples=4)
+@given(data=batch(grouped=True))
+def test_the_rest_of_all_trec_with_partitions(data):
+    """partitions=3 gives one statement's numbers; relstring, a text per user, is refused
+    there without per_user (it has no group value to combine)."""
+    metrics = [m for m in ALL_TREC_REST if m not in ("relstring", "rbp.95")]  # (one set of conventions)
+    options = dict(truth=data.truth_table(), by="model", missing="zero")
+    whole = sqlmetrics.evaluate(CON, data.recs_table(), metrics, **options)
+    assert_close_tables(sqlmetrics.evaluate(CON, data.recs_table(), metrics, partitions=3, **options), whole)
+    with pytest.raises(sqlmetrics.UnsupportedError, match="relstring is a text per user"):
+        sqlmetrics.evaluate(CON, data.recs_table(), ["relstring"], partitions=3, **options)

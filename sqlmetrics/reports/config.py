@@ -283,6 +283,12 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         parsed = parse_metrics(list(metrics))
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: metrics: {exc}") from None
+    texts = [m.label for m in parsed if m.definition.aggregate == "none"]
+    if texts:  # relstring: a text per user, no value of a period
+        raise ReportConfigError(
+            f"{source}: metrics: {', '.join(texts)} is a text per user with no value of a group; "
+            "a report stores numbers"
+        )
     own = [m.label for m in parsed if m.overrides]
     if own:  # the results table keys a value by (metric, k): one set of conventions per report
         raise ReportConfigError(

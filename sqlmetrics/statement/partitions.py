@@ -55,6 +55,13 @@ def check(partitions: Any, dialect: str, context: dict[str, Any]) -> int:
             "the beyond-accuracy metrics look at every user's list together (coverage, "
             "personalization, popularity counts); evaluate them without partitions"
         )
+    contexts = [part["context"] for part in context.get("parts", [])] or [context]
+    texts = [m["name"] for c in contexts for m in c.get("metrics", []) if m["aggregate"] == "none"]
+    if partitions > 1 and texts and not context["per_user"]:
+        raise UnsupportedError(
+            f"{', '.join(texts)} is a text per user with no group value; with partitions, ask "
+            "it per_user=True or without it"
+        )
     return partitions
 
 
