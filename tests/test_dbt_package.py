@@ -289,7 +289,8 @@ def test_compiled_text_for_every_dialect(built, dialect):
     with duckdb.connect(str(database), read_only=True) as con:
         text = sqlmetrics.sql(
             con, f"{catalog}.main.recommendations",
-            ["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50"],
+            ["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50", "rbp", "err@10", "infAP",
+             "bpref", "set_F", "judged@5"],
             truth=f"{catalog}.main.events", by=["day", "model"], user=["user_id", "day"], action="event_type",
             relevance=GRADES, dialect=dialect,
         )  # fmt: skip
