@@ -129,7 +129,7 @@ def test_dbt_macro_takes_the_keywords_of_evaluate():
     names = [part.split("=")[0].strip() for part in signature.split(",")]
     python = list(inspect.signature(keywords.inputs).parameters)
     assert names[:2] == ["recs", "metrics"]
-    assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect"])
+    assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect", "exact_sums"])
 
 
 def test_context_prefix_reads_the_context_back(generated):
@@ -211,6 +211,10 @@ MODELS = {
         recs="recommendations", truth="graded",
         metrics=["map", "ndcg", "r_precision", "bpref", "mrr", "num_rel_ret"],
         by=["model"], user=["user_id", "day"], gain="exponential", ties="trec_eval", key=["model"],
+    ),
+    "rank_biased_wide": dict(
+        recs="recommendations", truth="graded", metrics=["rbp", "rbp_resid", "ndcg@10", "err@10"],
+        by=["model"], user=["user_id", "day"], key=["model"],
     ),
 }  # fmt: skip
 
