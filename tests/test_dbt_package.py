@@ -32,6 +32,9 @@ from sqlmetrics.statement import keywords
 from sqlmetrics.statement.prepare import prepare
 from sqlmetrics.statement.templates import render
 
+# one worker builds the integration project once (and starts one PostgreSQL server for it)
+pytestmark = pytest.mark.xdist_group("dbt")
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "dbt" / "integration_tests"
 GRADES = {"purchase": 3, "add_to_cart": 2, "view": 1}
