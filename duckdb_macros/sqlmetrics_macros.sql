@@ -92,7 +92,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -307,7 +307,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -479,7 +479,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -658,7 +658,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -866,7 +866,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1081,7 +1081,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1253,7 +1253,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1432,7 +1432,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1640,7 +1640,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1855,7 +1855,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2027,7 +2027,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2206,7 +2206,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2414,7 +2414,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2632,7 +2632,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2807,7 +2807,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2989,7 +2989,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3200,7 +3200,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3415,7 +3415,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3588,7 +3588,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3763,7 +3763,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3966,7 +3966,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4181,7 +4181,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4353,7 +4353,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4526,7 +4526,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4728,7 +4728,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4943,7 +4943,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5116,7 +5116,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5291,7 +5291,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5494,7 +5494,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5703,7 +5703,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5869,7 +5869,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6042,7 +6042,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6244,7 +6244,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6453,7 +6453,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6619,7 +6619,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6792,7 +6792,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6994,7 +6994,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7209,7 +7209,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7381,7 +7381,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7560,7 +7560,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7768,7 +7768,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7983,7 +7983,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8155,7 +8155,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8334,7 +8334,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8542,7 +8542,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8751,7 +8751,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8917,7 +8917,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9090,7 +9090,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9256,7 +9256,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9429,7 +9429,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9631,7 +9631,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9840,7 +9840,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10006,7 +10006,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10179,7 +10179,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10346,7 +10346,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10521,7 +10521,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10688,7 +10688,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10861,7 +10861,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11028,7 +11028,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11203,7 +11203,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11406,7 +11406,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11621,7 +11621,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11793,7 +11793,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11972,7 +11972,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12144,7 +12144,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12329,7 +12329,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12507,7 +12507,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12680,7 +12680,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12846,7 +12846,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13019,7 +13019,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13185,7 +13185,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13358,7 +13358,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13524,7 +13524,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13697,7 +13697,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13863,7 +13863,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14036,7 +14036,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14202,7 +14202,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14375,7 +14375,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14541,7 +14541,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14714,7 +14714,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14880,7 +14880,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15053,7 +15053,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15219,7 +15219,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15392,7 +15392,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15558,7 +15558,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15731,7 +15731,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15897,7 +15897,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16070,7 +16070,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16236,7 +16236,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16409,7 +16409,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16575,7 +16575,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16748,7 +16748,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16915,7 +16915,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17090,7 +17090,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17257,7 +17257,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17430,7 +17430,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17596,7 +17596,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17769,7 +17769,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17972,7 +17972,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18191,7 +18191,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18367,7 +18367,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18550,7 +18550,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18725,7 +18725,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18910,7 +18910,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -19088,7 +19088,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -19277,7 +19277,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -19459,7 +19459,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -19632,7 +19632,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -19799,7 +19799,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -19974,7 +19974,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -20141,7 +20141,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -20320,7 +20320,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -20492,7 +20492,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -20710,7 +20710,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -20921,7 +20921,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -21139,7 +21139,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -21351,7 +21351,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -21571,7 +21571,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -21819,7 +21819,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -22034,7 +22034,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -22207,7 +22207,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -22382,7 +22382,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -22550,7 +22550,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -22725,7 +22725,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -22893,7 +22893,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -23068,7 +23068,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -23235,7 +23235,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -23410,7 +23410,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -23578,7 +23578,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -23749,7 +23749,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -23919,7 +23919,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -24092,7 +24092,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -24298,7 +24298,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -24503,7 +24503,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -24670,7 +24670,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -24839,7 +24839,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -25042,7 +25042,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -25266,7 +25266,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -25447,7 +25447,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -25635,7 +25635,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -25852,7 +25852,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -26079,7 +26079,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -26263,7 +26263,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -26454,7 +26454,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -26675,7 +26675,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -26888,7 +26888,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -27058,7 +27058,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -27235,7 +27235,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -27405,7 +27405,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -27579,7 +27579,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
