@@ -92,7 +92,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -307,7 +307,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -479,7 +479,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -658,7 +658,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -866,7 +866,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1081,7 +1081,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1253,7 +1253,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1432,7 +1432,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1640,7 +1640,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -1855,7 +1855,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2027,7 +2027,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2206,7 +2206,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2414,7 +2414,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2632,7 +2632,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2807,7 +2807,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -2989,7 +2989,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3200,7 +3200,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3415,7 +3415,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3588,7 +3588,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3763,7 +3763,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -3966,7 +3966,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4181,7 +4181,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4353,7 +4353,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4526,7 +4526,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4728,7 +4728,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -4943,7 +4943,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5116,7 +5116,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5291,7 +5291,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5494,7 +5494,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5703,7 +5703,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -5869,7 +5869,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6042,7 +6042,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6244,7 +6244,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6453,7 +6453,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6619,7 +6619,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6792,7 +6792,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -6994,7 +6994,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7209,7 +7209,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7381,7 +7381,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7560,7 +7560,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7768,7 +7768,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -7983,7 +7983,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8155,7 +8155,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8334,7 +8334,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8542,7 +8542,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8751,7 +8751,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -8917,7 +8917,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9090,7 +9090,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9256,7 +9256,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9429,7 +9429,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9631,7 +9631,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -9840,7 +9840,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10006,7 +10006,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10179,7 +10179,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10346,7 +10346,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10521,7 +10521,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10688,7 +10688,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -10861,7 +10861,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11028,7 +11028,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11203,7 +11203,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11406,7 +11406,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11621,7 +11621,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11793,7 +11793,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -11972,7 +11972,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12144,7 +12144,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12230,7 +12230,7 @@ judged_items AS (
 ),
 judged AS (
     SELECT judged_items.*,
-        -- bpref: the judged non-relevant items retrieved above the row, and all of the user's
+        -- bpref, infAP: the judged non-relevant items retrieved above the row, and all of the user's
         sum(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 ELSE 0 END)
             OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _nonrelevant_above,
         sum(_nonrelevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _nonrelevant_count
@@ -12329,7 +12329,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12415,7 +12415,7 @@ judged_items AS (
 ),
 judged AS (
     SELECT judged_items.*,
-        -- bpref: the judged non-relevant items retrieved above the row, and all of the user's
+        -- bpref, infAP: the judged non-relevant items retrieved above the row, and all of the user's
         sum(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 ELSE 0 END)
             OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _nonrelevant_above,
         sum(_nonrelevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _nonrelevant_count
@@ -12507,7 +12507,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12680,7 +12680,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -12846,7 +12846,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13019,7 +13019,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13185,7 +13185,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13358,7 +13358,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13524,7 +13524,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13697,7 +13697,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -13863,7 +13863,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14036,7 +14036,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14202,7 +14202,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14375,7 +14375,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14541,7 +14541,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14714,7 +14714,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -14880,7 +14880,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15053,7 +15053,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15219,7 +15219,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15392,7 +15392,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15558,7 +15558,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15731,7 +15731,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -15897,7 +15897,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16070,7 +16070,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16236,7 +16236,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16409,7 +16409,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16575,7 +16575,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16748,7 +16748,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -16915,7 +16915,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17090,7 +17090,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17257,7 +17257,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17430,7 +17430,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17596,7 +17596,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17769,7 +17769,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -17972,7 +17972,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18191,7 +18191,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18367,7 +18367,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18550,7 +18550,7 @@ truth_items AS (
     -- a second row for a (user, item) is a duplicate, except with an action column, where
     -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
     -- highest grade) or 'sum' (the grades added up)
-    SELECT _user, _u1, _item, max(_rel) AS _rel, count(*) AS _copies
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
     FROM (
         SELECT
             "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
@@ -18666,6 +18666,9031 @@ SELECT * FROM (
     FROM per_user
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_gm_bpref(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "gm_bpref" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_gm_bpref: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_gm_bpref: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- bpref, infAP: the judged non-relevant items retrieved above the row, and all of the user's
+        sum(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 ELSE 0 END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _nonrelevant_above,
+        sum(_nonrelevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _nonrelevant_count
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- gm_bpref = bpref per user; over users exp(mean(ln(max(bpref, 1e-5))))
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / _relevant_count ELSE CAST(0 AS DOUBLE) END AS "gm_bpref"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN CASE WHEN _nonrelevant_above > 0 THEN 1 - CAST(least(_nonrelevant_above, _relevant_count) AS DOUBLE) / least(_nonrelevant_count, _relevant_count) ELSE CAST(1 AS DOUBLE) END END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        exp((coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(4.835703278458517e+24 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0)) AS "gm_bpref"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(ln(greatest("gm_bpref", CAST(0.00001 AS DOUBLE))) AS DOUBLE) * CAST(4.835703278458517e+24 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_gm_bpref_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "gm_bpref" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_gm_bpref_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_gm_bpref_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- bpref, infAP: the judged non-relevant items retrieved above the row, and all of the user's
+        sum(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 ELSE 0 END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _nonrelevant_above,
+        sum(_nonrelevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _nonrelevant_count
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- gm_bpref = bpref per user; over users exp(mean(ln(max(bpref, 1e-5))))
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / _relevant_count ELSE CAST(0 AS DOUBLE) END AS "gm_bpref"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN CASE WHEN _nonrelevant_above > 0 THEN 1 - CAST(least(_nonrelevant_above, _relevant_count) AS DOUBLE) / least(_nonrelevant_count, _relevant_count) ELSE CAST(1 AS DOUBLE) END END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("gm_bpref" AS DOUBLE) AS "gm_bpref"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_infAP(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "infAP" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_infAP: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_infAP: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- bpref, infAP: the judged non-relevant items retrieved above the row, and all of the user's
+        sum(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 ELSE 0 END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _nonrelevant_above,
+        sum(_nonrelevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _nonrelevant_count,
+        -- infAP: the retrieved items above the row with a grade < 0 (judged, neither relevant
+        -- nor non-relevant: trec_eval's "pooled but unjudged")
+        sum(CASE WHEN _judged = 1 AND _relevant = 0 AND _nonrelevant = 0 AND _p IS NOT NULL THEN 1 ELSE 0 END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _unjudged_above
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- infAP = (1/R) sum over retrieved hits at p of 1/p + ((p-1)/p) (h+n+u)/(p-1) (h+eps)/(h+n+2eps) (1 at p = 1); h, n, u the relevant, judged non-relevant and unjudged (grade < 0) items above, eps = 1e-5
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / _relevant_count ELSE CAST(0 AS DOUBLE) END AS "infAP"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 AND _p = 1 THEN CAST(1 AS DOUBLE) WHEN _relevant = 1 AND _p > 1 THEN CAST(1 AS DOUBLE) / _p + (CAST(_p - 1 AS DOUBLE) / _p) * ((CAST(_hit_number - 1 AS DOUBLE) + _nonrelevant_above + _unjudged_above) / CAST(_p - 1 AS DOUBLE)) * ((CAST(_hit_number - 1 AS DOUBLE) + CAST(1e-05 AS DOUBLE)) / (CAST(_hit_number - 1 AS DOUBLE) + _nonrelevant_above + 2 * CAST(1e-05 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "infAP"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("infAP" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_infAP_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "infAP" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_infAP_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_infAP_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- bpref, infAP: the judged non-relevant items retrieved above the row, and all of the user's
+        sum(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 ELSE 0 END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _nonrelevant_above,
+        sum(_nonrelevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _nonrelevant_count,
+        -- infAP: the retrieved items above the row with a grade < 0 (judged, neither relevant
+        -- nor non-relevant: trec_eval's "pooled but unjudged")
+        sum(CASE WHEN _judged = 1 AND _relevant = 0 AND _nonrelevant = 0 AND _p IS NOT NULL THEN 1 ELSE 0 END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _unjudged_above
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- infAP = (1/R) sum over retrieved hits at p of 1/p + ((p-1)/p) (h+n+u)/(p-1) (h+eps)/(h+n+2eps) (1 at p = 1); h, n, u the relevant, judged non-relevant and unjudged (grade < 0) items above, eps = 1e-5
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / _relevant_count ELSE CAST(0 AS DOUBLE) END AS "infAP"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 AND _p = 1 THEN CAST(1 AS DOUBLE) WHEN _relevant = 1 AND _p > 1 THEN CAST(1 AS DOUBLE) / _p + (CAST(_p - 1 AS DOUBLE) / _p) * ((CAST(_hit_number - 1 AS DOUBLE) + _nonrelevant_above + _unjudged_above) / CAST(_p - 1 AS DOUBLE)) * ((CAST(_hit_number - 1 AS DOUBLE) + CAST(1e-05 AS DOUBLE)) / (CAST(_hit_number - 1 AS DOUBLE) + _nonrelevant_above + 2 * CAST(1e-05 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("infAP" AS DOUBLE) AS "infAP"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_Rprec_mult(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "Rprec_mult" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_Rprec_mult: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_Rprec_mult: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- Rprec_mult = hits in the top c / c, c = floor(x R + 0.9) (0 when c = 0); x = 1 unless given
+        CASE WHEN floor(CAST(1 AS DOUBLE) * _relevant_count + CAST(0.9 AS DOUBLE)) >= 1 THEN CAST(count(CASE WHEN _relevant = 1 AND _p <= floor(CAST(1 AS DOUBLE) * _relevant_count + CAST(0.9 AS DOUBLE)) THEN 1 END) AS DOUBLE) / floor(CAST(1 AS DOUBLE) * _relevant_count + CAST(0.9 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END AS "Rprec_mult"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "Rprec_mult"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("Rprec_mult" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_Rprec_mult_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "Rprec_mult" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_Rprec_mult_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_Rprec_mult_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- Rprec_mult = hits in the top c / c, c = floor(x R + 0.9) (0 when c = 0); x = 1 unless given
+        CASE WHEN floor(CAST(1 AS DOUBLE) * _relevant_count + CAST(0.9 AS DOUBLE)) >= 1 THEN CAST(count(CASE WHEN _relevant = 1 AND _p <= floor(CAST(1 AS DOUBLE) * _relevant_count + CAST(0.9 AS DOUBLE)) THEN 1 END) AS DOUBLE) / floor(CAST(1 AS DOUBLE) * _relevant_count + CAST(0.9 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END AS "Rprec_mult"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("Rprec_mult" AS DOUBLE) AS "Rprec_mult"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_utility(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "utility" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_utility: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_utility: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- utility = a - b: relevant minus non-relevant retrieved items (trec_eval's coefficients 1, -1, 0, 0)
+        2 * CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) - max(_retrieved) AS "utility"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(70368744177664.0 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "utility"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("utility" AS DOUBLE) * CAST(70368744177664.0 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_utility_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "utility" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_utility_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_utility_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- utility = a - b: relevant minus non-relevant retrieved items (trec_eval's coefficients 1, -1, 0, 0)
+        2 * CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) - max(_retrieved) AS "utility"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("utility" AS DOUBLE) AS "utility"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_binG(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "binG" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_binG: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_binG: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- binG = (1/R) sum over retrieved hits at p of 1 / log2(2 + items not relevant above)
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / _relevant_count ELSE CAST(0 AS DOUBLE) END AS "binG"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN CAST(1 AS DOUBLE) / log2(2 + _p - _hit_number) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "binG"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("binG" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_binG_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "binG" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_binG_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_binG_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- binG = (1/R) sum over retrieved hits at p of 1 / log2(2 + items not relevant above)
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / _relevant_count ELSE CAST(0 AS DOUBLE) END AS "binG"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN CAST(1 AS DOUBLE) / log2(2 + _p - _hit_number) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("binG" AS DOUBLE) AS "binG"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_G(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "G" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_G: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_G: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+ideal_steps AS (
+    -- the ideal list's positive gains, at each ideal position m: its dcg and its gains above 1
+    -- up to m, whether m ends a gain level, and the positive gains' count (G, ndcg_rel, Rndcg)
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        _ideal,
+        sum(_gain / log2(_ideal + 1)) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_dcg,
+        sum(CASE WHEN _gain > 1 THEN _gain - 1 ELSE 0 END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_excess,
+        CASE WHEN _ideal = max(_ideal) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _gain) THEN 1 ELSE 0 END AS _level_end,
+        count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _positives
+    FROM judged
+    WHERE _gain > 0 AND _ideal IS NOT NULL
+),
+ideal_levels AS (
+    -- ... and the sum of 1 / (the ideal dcg at a level's end) over the levels ending at m or below
+    SELECT *,
+        sum(CASE WHEN _level_end = 1 THEN 1 / _ideal_dcg END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_weight,
+        sum(_level_end) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _levels
+    FROM ideal_steps
+),
+judged_steps AS (
+    -- each judged row with the dcg and the gains of the list down to its position, and the
+    -- ideal list's values at that position (past the ideal list's end: at its end)
+    SELECT j.*,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain / log2(j._p + 1) END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _dcg_upto,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _gain_upto,
+        CASE WHEN j._p <= e._positives THEN a._ideal_dcg ELSE e._ideal_dcg END AS _ideal_dcg_at,
+        CASE WHEN j._p <= e._positives THEN a._ideal_excess ELSE e._ideal_excess END AS _ideal_excess_at,
+        CASE WHEN j._p <= e._positives THEN a._level_weight ELSE 0 END AS _level_weight_at,
+        e._ideal_dcg AS _ideal_dcg_total,
+        e._positives,
+        e._levels
+    FROM judged AS j
+    LEFT JOIN ideal_levels AS a ON a._user = j._user AND a._u1 = j._u1 AND a._g0 IS NOT DISTINCT FROM j._g0 AND a._g1 IS NOT DISTINCT FROM j._g1 AND a._g2 IS NOT DISTINCT FROM j._g2 AND a._ideal = j._p
+    LEFT JOIN ideal_levels AS e ON e._user = j._user AND e._u1 = j._u1 AND e._g0 IS NOT DISTINCT FROM j._g0 AND e._g1 IS NOT DISTINCT FROM j._g1 AND e._g2 IS NOT DISTINCT FROM j._g2 AND e._ideal = e._positives
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- G = sum over retrieved items of gain / log2(2 + ideal cost(p) - gains down to p), over the sum of gains (trec_eval's normalized gain)
+        coalesce((coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) / nullif((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)), 0), CAST(0 AS DOUBLE)) AS "G"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _gain <> 0 AND _p IS NOT NULL THEN _gain / log2(2 + _p + _ideal_excess_at - _gain_upto) END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _gain > 0 THEN _gain END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v1
+    FROM judged_steps) AS _scaled) AS _integers) AS judged_steps
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "G"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("G" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_G_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "G" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_G_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_G_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+ideal_steps AS (
+    -- the ideal list's positive gains, at each ideal position m: its dcg and its gains above 1
+    -- up to m, whether m ends a gain level, and the positive gains' count (G, ndcg_rel, Rndcg)
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        _ideal,
+        sum(_gain / log2(_ideal + 1)) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_dcg,
+        sum(CASE WHEN _gain > 1 THEN _gain - 1 ELSE 0 END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_excess,
+        CASE WHEN _ideal = max(_ideal) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _gain) THEN 1 ELSE 0 END AS _level_end,
+        count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _positives
+    FROM judged
+    WHERE _gain > 0 AND _ideal IS NOT NULL
+),
+ideal_levels AS (
+    -- ... and the sum of 1 / (the ideal dcg at a level's end) over the levels ending at m or below
+    SELECT *,
+        sum(CASE WHEN _level_end = 1 THEN 1 / _ideal_dcg END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_weight,
+        sum(_level_end) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _levels
+    FROM ideal_steps
+),
+judged_steps AS (
+    -- each judged row with the dcg and the gains of the list down to its position, and the
+    -- ideal list's values at that position (past the ideal list's end: at its end)
+    SELECT j.*,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain / log2(j._p + 1) END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _dcg_upto,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _gain_upto,
+        CASE WHEN j._p <= e._positives THEN a._ideal_dcg ELSE e._ideal_dcg END AS _ideal_dcg_at,
+        CASE WHEN j._p <= e._positives THEN a._ideal_excess ELSE e._ideal_excess END AS _ideal_excess_at,
+        CASE WHEN j._p <= e._positives THEN a._level_weight ELSE 0 END AS _level_weight_at,
+        e._ideal_dcg AS _ideal_dcg_total,
+        e._positives,
+        e._levels
+    FROM judged AS j
+    LEFT JOIN ideal_levels AS a ON a._user = j._user AND a._u1 = j._u1 AND a._g0 IS NOT DISTINCT FROM j._g0 AND a._g1 IS NOT DISTINCT FROM j._g1 AND a._g2 IS NOT DISTINCT FROM j._g2 AND a._ideal = j._p
+    LEFT JOIN ideal_levels AS e ON e._user = j._user AND e._u1 = j._u1 AND e._g0 IS NOT DISTINCT FROM j._g0 AND e._g1 IS NOT DISTINCT FROM j._g1 AND e._g2 IS NOT DISTINCT FROM j._g2 AND e._ideal = e._positives
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- G = sum over retrieved items of gain / log2(2 + ideal cost(p) - gains down to p), over the sum of gains (trec_eval's normalized gain)
+        coalesce((coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) / nullif((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)), 0), CAST(0 AS DOUBLE)) AS "G"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _gain <> 0 AND _p IS NOT NULL THEN _gain / log2(2 + _p + _ideal_excess_at - _gain_upto) END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _gain > 0 THEN _gain END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v1
+    FROM judged_steps) AS _scaled) AS _integers) AS judged_steps
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("G" AS DOUBLE) AS "G"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ndcg_rel(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "ndcg_rel" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ndcg_rel: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ndcg_rel: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+ideal_steps AS (
+    -- the ideal list's positive gains, at each ideal position m: its dcg and its gains above 1
+    -- up to m, whether m ends a gain level, and the positive gains' count (G, ndcg_rel, Rndcg)
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        _ideal,
+        sum(_gain / log2(_ideal + 1)) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_dcg,
+        sum(CASE WHEN _gain > 1 THEN _gain - 1 ELSE 0 END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_excess,
+        CASE WHEN _ideal = max(_ideal) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _gain) THEN 1 ELSE 0 END AS _level_end,
+        count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _positives
+    FROM judged
+    WHERE _gain > 0 AND _ideal IS NOT NULL
+),
+ideal_levels AS (
+    -- ... and the sum of 1 / (the ideal dcg at a level's end) over the levels ending at m or below
+    SELECT *,
+        sum(CASE WHEN _level_end = 1 THEN 1 / _ideal_dcg END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_weight,
+        sum(_level_end) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _levels
+    FROM ideal_steps
+),
+judged_steps AS (
+    -- each judged row with the dcg and the gains of the list down to its position, and the
+    -- ideal list's values at that position (past the ideal list's end: at its end)
+    SELECT j.*,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain / log2(j._p + 1) END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _dcg_upto,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _gain_upto,
+        CASE WHEN j._p <= e._positives THEN a._ideal_dcg ELSE e._ideal_dcg END AS _ideal_dcg_at,
+        CASE WHEN j._p <= e._positives THEN a._ideal_excess ELSE e._ideal_excess END AS _ideal_excess_at,
+        CASE WHEN j._p <= e._positives THEN a._level_weight ELSE 0 END AS _level_weight_at,
+        e._ideal_dcg AS _ideal_dcg_total,
+        e._positives,
+        e._levels
+    FROM judged AS j
+    LEFT JOIN ideal_levels AS a ON a._user = j._user AND a._u1 = j._u1 AND a._g0 IS NOT DISTINCT FROM j._g0 AND a._g1 IS NOT DISTINCT FROM j._g1 AND a._g2 IS NOT DISTINCT FROM j._g2 AND a._ideal = j._p
+    LEFT JOIN ideal_levels AS e ON e._user = j._user AND e._u1 = j._u1 AND e._g0 IS NOT DISTINCT FROM j._g0 AND e._g1 IS NOT DISTINCT FROM j._g1 AND e._g2 IS NOT DISTINCT FROM j._g2 AND e._ideal = e._positives
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ndcg_rel = ndcg at each relevant item (the whole list's for one not retrieved), averaged
+        CASE WHEN max(_positives) > 0 THEN ((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) + (max(_positives) - count(CASE WHEN _gain > 0 AND _p IS NOT NULL THEN 1 END)) * (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) / max(_ideal_dcg_total)) / max(_positives) ELSE CAST(0 AS DOUBLE) END AS "ndcg_rel"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _p IS NOT NULL THEN _gain / log2(_p + 1) END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _gain > 0 AND _p IS NOT NULL THEN _dcg_upto / _ideal_dcg_at END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v1
+    FROM judged_steps) AS _scaled) AS _integers) AS judged_steps
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "ndcg_rel"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("ndcg_rel" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ndcg_rel_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "ndcg_rel" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ndcg_rel_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ndcg_rel_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+ideal_steps AS (
+    -- the ideal list's positive gains, at each ideal position m: its dcg and its gains above 1
+    -- up to m, whether m ends a gain level, and the positive gains' count (G, ndcg_rel, Rndcg)
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        _ideal,
+        sum(_gain / log2(_ideal + 1)) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_dcg,
+        sum(CASE WHEN _gain > 1 THEN _gain - 1 ELSE 0 END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_excess,
+        CASE WHEN _ideal = max(_ideal) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _gain) THEN 1 ELSE 0 END AS _level_end,
+        count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _positives
+    FROM judged
+    WHERE _gain > 0 AND _ideal IS NOT NULL
+),
+ideal_levels AS (
+    -- ... and the sum of 1 / (the ideal dcg at a level's end) over the levels ending at m or below
+    SELECT *,
+        sum(CASE WHEN _level_end = 1 THEN 1 / _ideal_dcg END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_weight,
+        sum(_level_end) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _levels
+    FROM ideal_steps
+),
+judged_steps AS (
+    -- each judged row with the dcg and the gains of the list down to its position, and the
+    -- ideal list's values at that position (past the ideal list's end: at its end)
+    SELECT j.*,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain / log2(j._p + 1) END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _dcg_upto,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _gain_upto,
+        CASE WHEN j._p <= e._positives THEN a._ideal_dcg ELSE e._ideal_dcg END AS _ideal_dcg_at,
+        CASE WHEN j._p <= e._positives THEN a._ideal_excess ELSE e._ideal_excess END AS _ideal_excess_at,
+        CASE WHEN j._p <= e._positives THEN a._level_weight ELSE 0 END AS _level_weight_at,
+        e._ideal_dcg AS _ideal_dcg_total,
+        e._positives,
+        e._levels
+    FROM judged AS j
+    LEFT JOIN ideal_levels AS a ON a._user = j._user AND a._u1 = j._u1 AND a._g0 IS NOT DISTINCT FROM j._g0 AND a._g1 IS NOT DISTINCT FROM j._g1 AND a._g2 IS NOT DISTINCT FROM j._g2 AND a._ideal = j._p
+    LEFT JOIN ideal_levels AS e ON e._user = j._user AND e._u1 = j._u1 AND e._g0 IS NOT DISTINCT FROM j._g0 AND e._g1 IS NOT DISTINCT FROM j._g1 AND e._g2 IS NOT DISTINCT FROM j._g2 AND e._ideal = e._positives
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ndcg_rel = ndcg at each relevant item (the whole list's for one not retrieved), averaged
+        CASE WHEN max(_positives) > 0 THEN ((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) + (max(_positives) - count(CASE WHEN _gain > 0 AND _p IS NOT NULL THEN 1 END)) * (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) / max(_ideal_dcg_total)) / max(_positives) ELSE CAST(0 AS DOUBLE) END AS "ndcg_rel"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _p IS NOT NULL THEN _gain / log2(_p + 1) END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _gain > 0 AND _p IS NOT NULL THEN _dcg_upto / _ideal_dcg_at END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v1
+    FROM judged_steps) AS _scaled) AS _integers) AS judged_steps
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("ndcg_rel" AS DOUBLE) AS "ndcg_rel"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_Rndcg(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "Rndcg" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_Rndcg: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_Rndcg: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+ideal_steps AS (
+    -- the ideal list's positive gains, at each ideal position m: its dcg and its gains above 1
+    -- up to m, whether m ends a gain level, and the positive gains' count (G, ndcg_rel, Rndcg)
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        _ideal,
+        sum(_gain / log2(_ideal + 1)) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_dcg,
+        sum(CASE WHEN _gain > 1 THEN _gain - 1 ELSE 0 END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_excess,
+        CASE WHEN _ideal = max(_ideal) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _gain) THEN 1 ELSE 0 END AS _level_end,
+        count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _positives
+    FROM judged
+    WHERE _gain > 0 AND _ideal IS NOT NULL
+),
+ideal_levels AS (
+    -- ... and the sum of 1 / (the ideal dcg at a level's end) over the levels ending at m or below
+    SELECT *,
+        sum(CASE WHEN _level_end = 1 THEN 1 / _ideal_dcg END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_weight,
+        sum(_level_end) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _levels
+    FROM ideal_steps
+),
+judged_steps AS (
+    -- each judged row with the dcg and the gains of the list down to its position, and the
+    -- ideal list's values at that position (past the ideal list's end: at its end)
+    SELECT j.*,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain / log2(j._p + 1) END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _dcg_upto,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _gain_upto,
+        CASE WHEN j._p <= e._positives THEN a._ideal_dcg ELSE e._ideal_dcg END AS _ideal_dcg_at,
+        CASE WHEN j._p <= e._positives THEN a._ideal_excess ELSE e._ideal_excess END AS _ideal_excess_at,
+        CASE WHEN j._p <= e._positives THEN a._level_weight ELSE 0 END AS _level_weight_at,
+        e._ideal_dcg AS _ideal_dcg_total,
+        e._positives,
+        e._levels
+    FROM judged AS j
+    LEFT JOIN ideal_levels AS a ON a._user = j._user AND a._u1 = j._u1 AND a._g0 IS NOT DISTINCT FROM j._g0 AND a._g1 IS NOT DISTINCT FROM j._g1 AND a._g2 IS NOT DISTINCT FROM j._g2 AND a._ideal = j._p
+    LEFT JOIN ideal_levels AS e ON e._user = j._user AND e._u1 = j._u1 AND e._g0 IS NOT DISTINCT FROM j._g0 AND e._g1 IS NOT DISTINCT FROM j._g1 AND e._g2 IS NOT DISTINCT FROM j._g2 AND e._ideal = e._positives
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- Rndcg = ndcg at the ends of the ideal list's gain levels (and at N past them), averaged
+        CASE WHEN _relevant_count > 0 AND max(_levels) > 0 THEN ((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) + CASE WHEN max(_retrieved) > max(_positives) + 1 THEN 1 ELSE 0 END * (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) / max(_ideal_dcg_total)) / (max(_levels) + CASE WHEN max(_retrieved) > max(_positives) + 1 THEN 1 ELSE 0 END) ELSE CAST(0 AS DOUBLE) END AS "Rndcg"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _p IS NOT NULL THEN _gain / log2(_p + 1) END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _gain > 0 AND _p IS NOT NULL THEN _gain / log2(_p + 1) * _level_weight_at END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v1
+    FROM judged_steps) AS _scaled) AS _integers) AS judged_steps
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "Rndcg"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("Rndcg" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_Rndcg_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "Rndcg" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_Rndcg_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_Rndcg_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+ideal_steps AS (
+    -- the ideal list's positive gains, at each ideal position m: its dcg and its gains above 1
+    -- up to m, whether m ends a gain level, and the positive gains' count (G, ndcg_rel, Rndcg)
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        _ideal,
+        sum(_gain / log2(_ideal + 1)) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_dcg,
+        sum(CASE WHEN _gain > 1 THEN _gain - 1 ELSE 0 END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _ideal_excess,
+        CASE WHEN _ideal = max(_ideal) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _gain) THEN 1 ELSE 0 END AS _level_end,
+        count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _positives
+    FROM judged
+    WHERE _gain > 0 AND _ideal IS NOT NULL
+),
+ideal_levels AS (
+    -- ... and the sum of 1 / (the ideal dcg at a level's end) over the levels ending at m or below
+    SELECT *,
+        sum(CASE WHEN _level_end = 1 THEN 1 / _ideal_dcg END) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _ideal DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_weight,
+        sum(_level_end) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1) AS _levels
+    FROM ideal_steps
+),
+judged_steps AS (
+    -- each judged row with the dcg and the gains of the list down to its position, and the
+    -- ideal list's values at that position (past the ideal list's end: at its end)
+    SELECT j.*,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain / log2(j._p + 1) END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _dcg_upto,
+        sum(CASE WHEN j._p IS NOT NULL THEN j._gain END) OVER (PARTITION BY j._g0, j._g1, j._g2, j._user, j._u1 ORDER BY j._p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _gain_upto,
+        CASE WHEN j._p <= e._positives THEN a._ideal_dcg ELSE e._ideal_dcg END AS _ideal_dcg_at,
+        CASE WHEN j._p <= e._positives THEN a._ideal_excess ELSE e._ideal_excess END AS _ideal_excess_at,
+        CASE WHEN j._p <= e._positives THEN a._level_weight ELSE 0 END AS _level_weight_at,
+        e._ideal_dcg AS _ideal_dcg_total,
+        e._positives,
+        e._levels
+    FROM judged AS j
+    LEFT JOIN ideal_levels AS a ON a._user = j._user AND a._u1 = j._u1 AND a._g0 IS NOT DISTINCT FROM j._g0 AND a._g1 IS NOT DISTINCT FROM j._g1 AND a._g2 IS NOT DISTINCT FROM j._g2 AND a._ideal = j._p
+    LEFT JOIN ideal_levels AS e ON e._user = j._user AND e._u1 = j._u1 AND e._g0 IS NOT DISTINCT FROM j._g0 AND e._g1 IS NOT DISTINCT FROM j._g1 AND e._g2 IS NOT DISTINCT FROM j._g2 AND e._ideal = e._positives
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- Rndcg = ndcg at the ends of the ideal list's gain levels (and at N past them), averaged
+        CASE WHEN _relevant_count > 0 AND max(_levels) > 0 THEN ((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) + CASE WHEN max(_retrieved) > max(_positives) + 1 THEN 1 ELSE 0 END * (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(_e), 0)) / max(_ideal_dcg_total)) / (max(_levels) + CASE WHEN max(_retrieved) > max(_positives) + 1 THEN 1 ELSE 0 END) ELSE CAST(0 AS DOUBLE) END AS "Rndcg"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _p IS NOT NULL THEN _gain / log2(_p + 1) END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _gain > 0 AND _p IS NOT NULL THEN _gain / log2(_p + 1) * _level_weight_at END AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS _v1
+    FROM judged_steps) AS _scaled) AS _integers) AS judged_steps
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("Rndcg" AS DOUBLE) AS "Rndcg"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_relative_P(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "relative_P" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_relative_P: k must be an integer from 1 to 100000 (sqlmetrics_relative_P_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relative_P: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relative_P: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_relative_P: k must be an integer from 1 to 100000 (sqlmetrics_relative_P_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relative_P: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relative_P: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- relative_P@k = hits@k / min(k, R) (0 when R = 0); the whole list: hits / min(N, R)
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / least(k, _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "relative_P"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 THEN (CASE WHEN _p <= k THEN CAST(1 AS DOUBLE) END) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "relative_P"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("relative_P" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_relative_P_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "relative_P" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_relative_P_per_user: k must be an integer from 1 to 100000 (sqlmetrics_relative_P_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relative_P_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relative_P_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_relative_P_per_user: k must be an integer from 1 to 100000 (sqlmetrics_relative_P_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relative_P_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relative_P_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- relative_P@k = hits@k / min(k, R) (0 when R = 0); the whole list: hits / min(N, R)
+        CASE WHEN _relevant_count > 0 THEN (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / least(k, _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "relative_P"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _relevant = 1 THEN (CASE WHEN _p <= k THEN CAST(1 AS DOUBLE) END) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("relative_P" AS DOUBLE) AS "relative_P"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_relative_P_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "relative_P" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relative_P_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relative_P_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- relative_P = hits@k / min(k, R) (0 when R = 0); the whole list: hits / min(N, R)
+        CASE WHEN _relevant_count > 0 AND max(_retrieved) > 0 THEN CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) / least(max(_retrieved), _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "relative_P"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "relative_P"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("relative_P" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_relative_P_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "relative_P" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relative_P_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relative_P_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- relative_P = hits@k / min(k, R) (0 when R = 0); the whole list: hits / min(N, R)
+        CASE WHEN _relevant_count > 0 AND max(_retrieved) > 0 THEN CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) / least(max(_retrieved), _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "relative_P"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("relative_P" AS DOUBLE) AS "relative_P"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_set_relative_P(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "set_relative_P" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_set_relative_P: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_set_relative_P: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- set_relative_P = hits / min(N, R) over the whole list (0 when N or R is 0)
+        CASE WHEN _relevant_count > 0 AND max(_retrieved) > 0 THEN CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) / least(max(_retrieved), _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "set_relative_P"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "set_relative_P"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("set_relative_P" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_set_relative_P_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "set_relative_P" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_set_relative_P_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_set_relative_P_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- set_relative_P = hits / min(N, R) over the whole list (0 when N or R is 0)
+        CASE WHEN _relevant_count > 0 AND max(_retrieved) > 0 THEN CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) / least(max(_retrieved), _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "set_relative_P"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("set_relative_P" AS DOUBLE) AS "set_relative_P"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_set_map(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "set_map" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_set_map: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_set_map: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- set_map = hits^2 / (N R) over the whole list (0 when N or R is 0)
+        CASE WHEN _relevant_count > 0 AND max(_retrieved) > 0 THEN CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) * CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) / (CAST(max(_retrieved) AS DOUBLE) * _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "set_map"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "set_map"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("set_map" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_set_map_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "set_map" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_set_map_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_set_map_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- set_map = hits^2 / (N R) over the whole list (0 when N or R is 0)
+        CASE WHEN _relevant_count > 0 AND max(_retrieved) > 0 THEN CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) * CAST(count(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) / (CAST(max(_retrieved) AS DOUBLE) * _relevant_count) ELSE CAST(0 AS DOUBLE) END AS "set_map"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("set_map" AS DOUBLE) AS "set_map"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_num_nonrel_judged_ret(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "num_nonrel_judged_ret" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_num_nonrel_judged_ret: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_num_nonrel_judged_ret: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- num_nonrel_judged_ret = retrieved items judged 0 <= grade < threshold; summed
+        CAST(count(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) AS "num_nonrel_judged_ret"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(67108864.0 AS DOUBLE) + coalesce(max(_e), 0)) AS "num_nonrel_judged_ret"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("num_nonrel_judged_ret" AS DOUBLE) * CAST(67108864.0 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_num_nonrel_judged_ret_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "num_nonrel_judged_ret" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_num_nonrel_judged_ret_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_num_nonrel_judged_ret_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- num_nonrel_judged_ret = retrieved items judged 0 <= grade < threshold; summed
+        CAST(count(CASE WHEN _nonrelevant = 1 AND _p IS NOT NULL THEN 1 END) AS DOUBLE) AS "num_nonrel_judged_ret"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("num_nonrel_judged_ret" AS DOUBLE) AS "num_nonrel_judged_ret"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "rbp" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp = (1 - p) sum over positions i of gain_i p^(i-1), gain = grade / max(1, the largest grade); p = 0.9 unless given (trec_eval's default)
+        (1 - CAST(0.9 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / greatest(CAST(max(_grade) AS DOUBLE), CAST(1 AS DOUBLE)) AS "rbp"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p IS NOT NULL THEN CAST(_grade AS DOUBLE) * power(CAST(0.9 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / nullif(count(*), 0) AS "rbp"
+    FROM (SELECT *,
+        CAST("rbp" AS DOUBLE) AS _t0
+    FROM per_user) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "rbp" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp = (1 - p) sum over positions i of gain_i p^(i-1), gain = grade / max(1, the largest grade); p = 0.9 unless given (trec_eval's default)
+        (1 - CAST(0.9 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / greatest(CAST(max(_grade) AS DOUBLE), CAST(1 AS DOUBLE)) AS "rbp"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p IS NOT NULL THEN CAST(_grade AS DOUBLE) * power(CAST(0.9 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("rbp" AS DOUBLE) AS "rbp"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp_resid(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "rbp_resid" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_resid: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_resid: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp_resid = rbp's residual: p^N + (1 - p) sum over unjudged positions i of p^(i-1); 0 when no retrieved item is unjudged (not in the truth, or grade < 0)
+        CASE WHEN count(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p IS NOT NULL THEN 1 END) < max(_retrieved) THEN 1 - (1 - CAST(0.9 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] ELSE CAST(0 AS DOUBLE) END AS "rbp_resid"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p IS NOT NULL THEN power(CAST(0.9 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / nullif(count(*), 0) AS "rbp_resid"
+    FROM (SELECT *,
+        CAST("rbp_resid" AS DOUBLE) AS _t0
+    FROM per_user) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp_resid_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "rbp_resid" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_resid_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_resid_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp_resid = rbp's residual: p^N + (1 - p) sum over unjudged positions i of p^(i-1); 0 when no retrieved item is unjudged (not in the truth, or grade < 0)
+        CASE WHEN count(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p IS NOT NULL THEN 1 END) < max(_retrieved) THEN 1 - (1 - CAST(0.9 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] ELSE CAST(0 AS DOUBLE) END AS "rbp_resid"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p IS NOT NULL THEN power(CAST(0.9 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("rbp_resid" AS DOUBLE) AS "rbp_resid"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp_gain(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "rbp_gain" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_rbp_gain: k must be an integer from 1 to 100000 (sqlmetrics_rbp_gain_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_gain: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_gain: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_rbp_gain: k must be an integer from 1 to 100000 (sqlmetrics_rbp_gain_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_gain: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_gain: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp_gain@k = (1 - p) sum_{i<=k} gain_i p^(i-1), sqlmetrics' gains; p = 0.8 unless given (ranx's rbp.95, ir_measures' RBP(p=0.8))
+        (1 - CAST(0.8 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS "rbp_gain"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN _p <= k THEN _gain * power(CAST(0.8 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / nullif(count(*), 0) AS "rbp_gain"
+    FROM (SELECT *,
+        CAST("rbp_gain" AS DOUBLE) AS _t0
+    FROM per_user) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp_gain_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "rbp_gain" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_rbp_gain_per_user: k must be an integer from 1 to 100000 (sqlmetrics_rbp_gain_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_gain_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_gain_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_rbp_gain_per_user: k must be an integer from 1 to 100000 (sqlmetrics_rbp_gain_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_gain_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_gain_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp_gain@k = (1 - p) sum_{i<=k} gain_i p^(i-1), sqlmetrics' gains; p = 0.8 unless given (ranx's rbp.95, ir_measures' RBP(p=0.8))
+        (1 - CAST(0.8 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS "rbp_gain"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN _p <= k THEN _gain * power(CAST(0.8 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("rbp_gain" AS DOUBLE) AS "rbp_gain"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp_gain_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "rbp_gain" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_gain_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_gain_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp_gain = (1 - p) sum_{i<=k} gain_i p^(i-1), sqlmetrics' gains; p = 0.8 unless given (ranx's rbp.95, ir_measures' RBP(p=0.8))
+        (1 - CAST(0.8 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS "rbp_gain"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN _p IS NOT NULL THEN _gain * power(CAST(0.8 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / nullif(count(*), 0) AS "rbp_gain"
+    FROM (SELECT *,
+        CAST("rbp_gain" AS DOUBLE) AS _t0
+    FROM per_user) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_rbp_gain_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "rbp_gain" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_rbp_gain_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_rbp_gain_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- rbp_gain = (1 - p) sum_{i<=k} gain_i p^(i-1), sqlmetrics' gains; p = 0.8 unless given (ranx's rbp.95, ir_measures' RBP(p=0.8))
+        (1 - CAST(0.8 AS DOUBLE)) * list_transform([{'m': max(abs(_t0)), 'n': count(_t0)}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(_t0) ELSE (sign(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(_t0), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS "rbp_gain"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CAST(CASE WHEN _p IS NOT NULL THEN _gain * power(CAST(0.8 AS DOUBLE), _p - 1) END AS DOUBLE) AS _t0
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("rbp_gain" AS DOUBLE) AS "rbp_gain"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_err(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "err" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_err: k must be an integer from 1 to 100000 (sqlmetrics_err_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_err: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_err: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_err: k must be an integer from 1 to 100000 (sqlmetrics_err_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_err: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_err: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- err@k = sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R = (2^min(grade, M) - 1) / 2^M, M = 4 unless given (gdeval's ERR@k)
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) AS "err"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p <= k THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "err"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("err" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_err_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "err" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_err_per_user: k must be an integer from 1 to 100000 (sqlmetrics_err_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_err_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_err_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_err_per_user: k must be an integer from 1 to 100000 (sqlmetrics_err_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_err_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_err_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- err@k = sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R = (2^min(grade, M) - 1) / 2^M, M = 4 unless given (gdeval's ERR@k)
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) AS "err"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p <= k THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("err" AS DOUBLE) AS "err"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_err_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "err" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_err_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_err_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- err = sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R = (2^min(grade, M) - 1) / 2^M, M = 4 unless given (gdeval's ERR@k)
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) AS "err"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p IS NOT NULL THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "err"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("err" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_err_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "err" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_err_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_err_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- err = sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R = (2^min(grade, M) - 1) / 2^M, M = 4 unless given (gdeval's ERR@k)
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) AS "err"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p IS NOT NULL THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("err" AS DOUBLE) AS "err"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_nerr(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "nerr" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_nerr: k must be an integer from 1 to 100000 (sqlmetrics_nerr_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_nerr: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_nerr: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_nerr: k must be an integer from 1 to 100000 (sqlmetrics_nerr_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_nerr: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_nerr: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- nerr@k = err@k / err@k of the ideal list (grades sorted descending)
+        coalesce((coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)), 0), CAST(0 AS DOUBLE)) AS "nerr"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p <= k THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _grade > 0 AND _grade_rank <= k THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _grade_rank * _ideal_reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v1
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "nerr"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("nerr" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_nerr_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "nerr" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_nerr_per_user: k must be an integer from 1 to 100000 (sqlmetrics_nerr_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_nerr_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_nerr_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_nerr_per_user: k must be an integer from 1 to 100000 (sqlmetrics_nerr_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_nerr_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_nerr_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- nerr@k = err@k / err@k of the ideal list (grades sorted descending)
+        coalesce((coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)), 0), CAST(0 AS DOUBLE)) AS "nerr"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p <= k THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _grade > 0 AND _grade_rank <= k THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _grade_rank * _ideal_reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v1
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("nerr" AS DOUBLE) AS "nerr"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_nerr_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "nerr" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_nerr_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_nerr_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- nerr = err@k / err@k of the ideal list (grades sorted descending)
+        coalesce((coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)), 0), CAST(0 AS DOUBLE)) AS "nerr"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p IS NOT NULL THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _grade > 0 AND _grade_rank IS NOT NULL THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _grade_rank * _ideal_reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v1
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "nerr"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("nerr" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_nerr_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "nerr" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_nerr_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_nerr_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- err, nerr (largest grade 4.0): the probability that the user reaches the row's
+        -- position (a product of 1 - R over the items above), and its place in the ideal list
+        exp(coalesce(sum(CASE WHEN _p IS NOT NULL THEN ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END) END)
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _p ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _reach_4_0,
+        exp(coalesce(sum(ln(1 - CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END))
+            OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS _ideal_reach_4_0,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST) AS _grade_rank
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- nerr = err@k / err@k of the ideal list (grades sorted descending)
+        coalesce((coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif((coalesce((sign(sum(_s1)) * CAST(abs(sum(_s1)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)), 0), CAST(0 AS DOUBLE)) AS "nerr"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            AND (CAST(abs(_s1) AS DOUBLE) = abs(_v1) OR _v1 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0,
+        TRY_CAST(_v1 AS DECIMAL(26, 0)) AS _s1
+    FROM (SELECT *,
+        CAST(CASE WHEN _grade > 0 AND _p IS NOT NULL THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _p * _reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0,
+        CAST(CASE WHEN _grade > 0 AND _grade_rank IS NOT NULL THEN CASE WHEN _grade > 0 THEN (power(CAST(2 AS DOUBLE), least(_grade, CAST(4.0 AS DOUBLE))) - 1) / power(CAST(2 AS DOUBLE), CAST(4.0 AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END / _grade_rank * _ideal_reach_4_0 END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v1
+    FROM judged) AS _scaled) AS _integers) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("nerr" AS DOUBLE) AS "nerr"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_unj(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "unj" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_unj: k must be an integer from 1 to 100000 (sqlmetrics_unj_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_unj: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_unj: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_unj: k must be an integer from 1 to 100000 (sqlmetrics_unj_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_unj: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_unj: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- unj@k = items of the top k not in the truth or graded < 0 / k (the whole list: / N)
+        coalesce((CAST(least(k, max(_retrieved)) AS DOUBLE) - CAST(count(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p <= k THEN 1 END) AS DOUBLE)) / nullif(k, 0), CAST(0 AS DOUBLE)) AS "unj"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "unj"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("unj" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_unj_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "unj" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_unj_per_user: k must be an integer from 1 to 100000 (sqlmetrics_unj_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_unj_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_unj_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_unj_per_user: k must be an integer from 1 to 100000 (sqlmetrics_unj_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_unj_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_unj_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- unj@k = items of the top k not in the truth or graded < 0 / k (the whole list: / N)
+        coalesce((CAST(least(k, max(_retrieved)) AS DOUBLE) - CAST(count(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p <= k THEN 1 END) AS DOUBLE)) / nullif(k, 0), CAST(0 AS DOUBLE)) AS "unj"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("unj" AS DOUBLE) AS "unj"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_unj_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "unj" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_unj_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_unj_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- unj = items of the top k not in the truth or graded < 0 / k (the whole list: / N)
+        coalesce((CAST(max(_retrieved) AS DOUBLE) - CAST(count(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p IS NOT NULL THEN 1 END) AS DOUBLE)) / nullif(max(_retrieved), 0), CAST(0 AS DOUBLE)) AS "unj"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "unj"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("unj" AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_unj_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "unj" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_unj_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_unj_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- unj = items of the top k not in the truth or graded < 0 / k (the whole list: / N)
+        coalesce((CAST(max(_retrieved) AS DOUBLE) - CAST(count(CASE WHEN (_relevant = 1 OR _nonrelevant = 1) AND _p IS NOT NULL THEN 1 END) AS DOUBLE)) / nullif(max(_retrieved), 0), CAST(0 AS DOUBLE)) AS "unj"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("unj" AS DOUBLE) AS "unj"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_relstring(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "relstring" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relstring: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relstring: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- relstring = the grades of the first L items as text (L = 10 unless given): 0-9, '>' above 9, '.' below 0, '-' not in the truth
+        CASE WHEN max(_retrieved) >= 1 THEN coalesce(max(CASE WHEN _p = 1 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 2 THEN coalesce(max(CASE WHEN _p = 2 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 3 THEN coalesce(max(CASE WHEN _p = 3 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 4 THEN coalesce(max(CASE WHEN _p = 4 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 5 THEN coalesce(max(CASE WHEN _p = 5 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 6 THEN coalesce(max(CASE WHEN _p = 6 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 7 THEN coalesce(max(CASE WHEN _p = 7 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 8 THEN coalesce(max(CASE WHEN _p = 8 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 9 THEN coalesce(max(CASE WHEN _p = 9 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 10 THEN coalesce(max(CASE WHEN _p = 10 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END AS "relstring"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        -- relstring: a text per unit, no group value
+        CAST(NULL AS VARCHAR) AS "relstring"
+    FROM (SELECT *
+    FROM per_user) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS VARCHAR)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_relstring_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "relstring" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_relstring_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_relstring_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- relstring = the grades of the first L items as text (L = 10 unless given): 0-9, '>' above 9, '.' below 0, '-' not in the truth
+        CASE WHEN max(_retrieved) >= 1 THEN coalesce(max(CASE WHEN _p = 1 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 2 THEN coalesce(max(CASE WHEN _p = 2 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 3 THEN coalesce(max(CASE WHEN _p = 3 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 4 THEN coalesce(max(CASE WHEN _p = 4 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 5 THEN coalesce(max(CASE WHEN _p = 5 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 6 THEN coalesce(max(CASE WHEN _p = 6 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 7 THEN coalesce(max(CASE WHEN _p = 7 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 8 THEN coalesce(max(CASE WHEN _p = 8 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 9 THEN coalesce(max(CASE WHEN _p = 9 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END || CASE WHEN max(_retrieved) >= 10 THEN coalesce(max(CASE WHEN _p = 10 THEN CASE WHEN _grade > 9 THEN '>' WHEN _grade < 0 THEN '.' WHEN _grade = 0 THEN '0' WHEN _grade = 1 THEN '1' WHEN _grade = 2 THEN '2' WHEN _grade = 3 THEN '3' WHEN _grade = 4 THEN '4' WHEN _grade = 5 THEN '5' WHEN _grade = 6 THEN '6' WHEN _grade = 7 THEN '7' WHEN _grade = 8 THEN '8' WHEN _grade = 9 THEN '9' ELSE '<' END END), '-') ELSE '' END AS "relstring"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("relstring" AS VARCHAR) AS "relstring"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS VARCHAR)
     FROM input_check
     WHERE NOT ok
 ) AS result

@@ -32,6 +32,9 @@ from sqlmetrics.statement import keywords
 from sqlmetrics.statement.prepare import prepare
 from sqlmetrics.statement.templates import render
 
+# one worker builds the integration project once (and starts one PostgreSQL server for it)
+pytestmark = pytest.mark.xdist_group("dbt")
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "dbt" / "integration_tests"
 GRADES = {"purchase": 3, "add_to_cart": 2, "view": 1}
@@ -129,7 +132,7 @@ def test_dbt_macro_takes_the_keywords_of_evaluate():
     names = [part.split("=")[0].strip() for part in signature.split(",")]
     python = list(inspect.signature(keywords.inputs).parameters)
     assert names[:2] == ["recs", "metrics"]
-    assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect"])
+    assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect", "exact_sums"])
 
 
 def test_context_prefix_reads_the_context_back(generated):
@@ -212,6 +215,10 @@ MODELS = {
         metrics=["map", "ndcg", "r_precision", "bpref", "mrr", "num_rel_ret"],
         by=["model"], user=["user_id", "day"], gain="exponential", ties="trec_eval", key=["model"],
     ),
+    "rank_biased_wide": dict(
+        recs="recommendations", truth="graded", metrics=["rbp", "rbp_resid", "ndcg@10", "err@10"],
+        by=["model"], user=["user_id", "day"], key=["model"],
+    ),
 }  # fmt: skip
 
 
@@ -289,7 +296,8 @@ def test_compiled_text_for_every_dialect(built, dialect):
     with duckdb.connect(str(database), read_only=True) as con:
         text = sqlmetrics.sql(
             con, f"{catalog}.main.recommendations",
-            ["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50"],
+            ["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50", "rbp", "err@10", "infAP",
+             "bpref", "set_F", "judged@5"],
             truth=f"{catalog}.main.events", by=["day", "model"], user=["user_id", "day"], action="event_type",
             relevance=GRADES, dialect=dialect,
         )  # fmt: skip

@@ -7,18 +7,21 @@
 {#- select * from {{ sqlmetrics.evaluate(recs=ref('recommendations'), metrics=['ndcg@10'],
     truth=ref('events'), by=['model'], user=['user_id', 'day'], action='event_type',
     relevance={'purchase': 3, 'add_to_cart': 2, 'view': 1}) }}
-    The same keywords as sqlmetrics.evaluate(); dialect= writes another engine's SQL. -#}
+    The same keywords as sqlmetrics.evaluate(); dialect= writes another engine's SQL;
+    exact_sums='wide': the exact sums' wide form, for metrics whose terms the fast form cannot
+    hold (rbp: NaN in the fast form, which evaluate() runs again wide; see docs/sql.md). -#}
 {% macro evaluate(recs, metrics, truth=none, by=none, per_user=false, user='user_id', item='item_id',
                   score='score', rank=none, relevance=none, action=none, ties=none, threshold=none,
                   gain=none, empty=none, missing=none, ap_denominator=none, duplicates=none,
                   truth_duplicates=none, short_lists=none, profile=none, history=none, catalog=none,
-                  item_features=none, features='features', dialect=none) -%}
+                  item_features=none, features='features', dialect=none, exact_sums='fast') -%}
 {%- set options = {'truth': truth, 'by': by, 'per_user': per_user, 'user': user, 'item': item,
     'score': score, 'rank': rank, 'relevance': relevance, 'action': action, 'ties': ties,
     'threshold': threshold, 'gain': gain, 'empty': empty, 'missing': missing,
     'ap_denominator': ap_denominator, 'duplicates': duplicates, 'truth_duplicates': truth_duplicates,
     'short_lists': short_lists, 'profile': profile, 'history': history, 'catalog': catalog,
-    'item_features': item_features, 'features': features, 'dialect': dialect} -%}
+    'item_features': item_features, 'features': features, 'dialect': dialect,
+    'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('sql', 'sqlmetrics')(recs, metrics, options) ~ ') AS sqlmetrics_evaluate') }}
 {%- endmacro %}
 
@@ -61,10 +64,11 @@
 {%- if not execute -%}{{ return('SELECT 1 AS sqlmetrics_parsing') }}{%- endif -%}
 {%- set known = ['truth', 'by', 'per_user', 'user', 'item', 'score', 'rank', 'relevance', 'action',
     'ties', 'threshold', 'gain', 'empty', 'missing', 'ap_denominator', 'duplicates', 'truth_duplicates',
-    'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'dialect'] -%}
+    'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'dialect',
+    'exact_sums'] -%}
 {%- for key in options if key not in known -%}{{ sqlmetrics._fail('unknown option ' ~ key) }}{%- endfor -%}
 {%- set o = {'by': none, 'per_user': false, 'user': 'user_id', 'item': 'item_id', 'score': 'score',
-    'features': 'features'} -%}
+    'features': 'features', 'exact_sums': 'fast'} -%}
 {%- for key in known if key not in o -%}{%- do o.update({key: none}) -%}{%- endfor -%}
 {%- do o.update(options) -%}
 {%- set reg = sqlmetrics._registry() -%}
@@ -79,7 +83,9 @@
 {%- set conventions = sqlmetrics._conventions(o, reg) -%}
 {%- set recs_source = sqlmetrics._source(recs, 'recs', dialect, reg) -%}
 {%- set truth_source = none if o.truth is none else sqlmetrics._source(o.truth, 'truth', dialect, reg) -%}
+{%- if o.exact_sums not in ('fast', 'wide') -%}{{ sqlmetrics._fail("exact_sums= is 'fast' or 'wide'") }}{%- endif -%}
 {%- set context = sqlmetrics._context(recs_source, truth_source, requested, o, conventions, dialect, reg) -%}
+{%- do context.update({'exact_sums': o.exact_sums}) -%}
 {#- dbt reads no template files: the templates are one template, rendered by dbt's render() -#}
 {%- set text = render(sqlmetrics.context_prefix(tojson(context)) ~ sqlmetrics.statement_template()) -%}
 {#- templates.render()'s tidying: no blank line -#}

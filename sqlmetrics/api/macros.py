@@ -33,6 +33,11 @@ from ..statement.templates import render
 # 1,000,000 (plan.py's WHOLE_LIST_FROM); the _whole macros rank the whole list.
 MAX_MACRO_CUTOFF = 100_000
 
+# The metrics whose terms the fast exact sum cannot hold on ordinary data (powers of rbp's p
+# are no multiples of its scale, so the fast form gives NaN and evaluate() runs the wide one):
+# their macros are the wide form, as a macro cannot run a statement again
+WIDE_TEMPLATES = frozenset({"metrics/rank_biased.sql.j2"})
+
 # Internal names: the input queries' columns (nothing of the caller's is named like them)
 # The segment: up to MAX_SEGMENT_COLUMNS plain columns (a STRUCT of them made the statement
 # 1.4x slower: grouping by a nested type), the i-th the i-th `by` column or a NULL stand-in
@@ -255,7 +260,7 @@ class Macro:
         context["recs"]["names"] = {"unit": unit_names, "item": "item", "key": "score"}
         context["truth"]["names"] = {"unit": unit_names, "item": "item"}
         context["truth"]["relevance"]["column"] = _GRADE
-        context["exact_sums"] = "fast"
+        context["exact_sums"] = "wide" if metric.template in WIDE_TEMPLATES else "fast"
         body = render("evaluate.sql.j2", context).rstrip("\n")
         # the segment's columns (and per unit the unit's), then users and the mean or the value
         shown = (
