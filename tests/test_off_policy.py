@@ -303,3 +303,29 @@ def test_baseline_is_the_paired_comparison_of_per_unit_terms(seed):
     assert rows["logging"]["delta"] is None and rows["logging"]["baseline"] == "logging"
     with pytest.raises(ConventionError, match="baseline='A'"):
         off_policy(duckdb.connect(), small_log(), ["iips"], target=TARGET, baseline="A")
+
+
+def test_unit_of_several_columns_rank_column_and_empty_log():
+    """user= of two columns (a slate per (user, day)), a target given by rank=, and a log with
+    no rows (no output rows)."""
+    rng = np.random.default_rng(9)
+    impressions, target = random_log(rng, 12, 4, 2)
+    ranks = log_arrays(impressions, target)  # the reference on user_id alone
+    want = {e: reference(ranks, e)["value"] for e in ("iips", "rips")}
+    for rows in (impressions, target):
+        for r in rows:
+            r["day"], r["user_id"] = r["user_id"] % 3, r["user_id"] // 3
+    order = {}
+    for t in sorted(target, key=lambda t: (t["user_id"], t["day"], -t["score"], -t["item_id"])):
+        key = (t["user_id"], t["day"])
+        order[key] = order.get(key, 0) + 1
+        t["rank"] = order[key]
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ["iips", "rips"],
+                target=pa.Table.from_pylist(target), user=["user_id", "day"], rank="rank")
+    for r in got.to_pylist():
+        assert close(r["value"], want[r["estimator"]]) and r["units"] == 12
+    empty = pa.Table.from_pylist(impressions).slice(0, 0)
+    assert off_policy(duckdb.connect(), empty, ["iips"], target=pa.Table.from_pylist(target),
+                      user=["user_id", "day"]).num_rows == 0
+    with pytest.raises(sqlmetrics.ColumnTypeError, match="impressions 'item_id' is BIGINT but target"):
+        off_policy(duckdb.connect(), empty, ["iips"], target=TARGET)

@@ -225,9 +225,9 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         source = resolve(obj, role)
         found = [col.find_column(source, name, role, "user") for name in unit_columns(o.user)]
         for a, b in zip(keys, found, strict=True):
-            col.require_same_family(imp, a, source, b, "user", role)
+            col.require_same_family(imp, a, source, b, "user", role, "impressions")
         found_item = col.find_column(source, o.item, role, "item")
-        col.require_same_family(imp, imp_item, source, found_item, "item", role)
+        col.require_same_family(imp, imp_item, source, found_item, "item", role, "impressions")
         return source, found, found_item
 
     def numeric(source, name: str, role: str, what: str) -> str:
