@@ -329,3 +329,13 @@ def test_unit_of_several_columns_rank_column_and_empty_log():
                       user=["user_id", "day"]).num_rows == 0
     with pytest.raises(sqlmetrics.ColumnTypeError, match="impressions 'item_id' is BIGINT but target"):
         off_policy(duckdb.connect(), empty, ["iips"], target=TARGET)
+
+
+def test_an_input_error_leaves_the_callers_transaction_open():
+    con = duckdb.connect()
+    con.execute("BEGIN")
+    con.execute("CREATE TABLE mine AS SELECT 1 AS x")
+    with pytest.raises(InvalidDataError, match="pscore_item_position = 0.0"):
+        off_policy(con, small_log(pscore_item_position=[0.5, 0.0, 0.5, 0.5]), ["iips"], target=TARGET)
+    assert con.execute("SELECT x FROM mine").fetchall() == [(1,)]
+    con.execute("COMMIT")
