@@ -339,3 +339,29 @@ def test_an_input_error_leaves_the_callers_transaction_open():
         off_policy(con, small_log(pscore_item_position=[0.5, 0.0, 0.5, 0.5]), ["iips"], target=TARGET)
     assert con.execute("SELECT x FROM mine").fetchall() == [(1,)]
     con.execute("COMMIT")
+
+
+def test_bootstrap_intervals_are_compares_bucketed_poisson_bootstrap():
+    """test='bootstrap': the interval of each value is compare()'s bootstrap of the per-unit terms
+    (against zeros), the delta's and its p against the baseline's terms, as the numpy reference of
+    compare()'s draws computes them (tests/compare_reference.py)."""
+    from tests import compare_reference as cref
+    from tests.off_policy_reference import unit_terms
+
+    rng = np.random.default_rng(21)
+    impressions, target = random_log(rng, 40, 4, 2, reward_levels=(0, 1, 2))
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ["iips", "snrips"],
+                target=pa.Table.from_pylist(target), baseline="logging", test="bootstrap",
+                replicates=300, seed=5)
+    log = log_arrays(impressions, target)
+    units, base = unit_terms(log, "logging")
+    for r in got.to_pylist():
+        _, t = unit_terms(log, r["estimator"])
+        _, lo, hi = cref.bootstrap(units, t, 5, 300, 0.95)
+        assert (r["ci_low"], r["ci_high"]) == pytest.approx((lo, hi), abs=1e-12), r["estimator"]
+        if r["estimator"] != "logging":
+            p, lo, hi = cref.bootstrap(units, t - base, 5, 300, 0.95)
+            compared = (r["delta_ci_low"], r["delta_ci_high"], r["p_value"])
+            assert compared == pytest.approx((lo, hi, p), abs=1e-12)
+    with pytest.raises(ConventionError, match="test='wilcoxon'"):
+        off_policy(duckdb.connect(), small_log(), ["iips"], target=TARGET, test="wilcoxon")
