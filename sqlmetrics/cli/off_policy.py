@@ -94,8 +94,9 @@ def run(args: argparse.Namespace) -> int:
         raise options.UsageError("sqlmetrics off-policy: --format parquet needs --output PATH")
     keywords = {name: getattr(args, name) for name in (
         "by", "confidence", "baseline", "test", "replicates", "seed", "position_weights", "clip", "user",
-        "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "reward", "predicted_reward", "score", "rank", "ties",
-        "action", "truth_duplicates", *_TARGET_COLUMNS)}  # fmt: skip
+        "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "reward",
+        "predicted_reward", "score", "rank", "ties", "action", "truth_duplicates", *_TARGET_COLUMNS,
+    )}  # fmt: skip
     keywords["relevance"] = options.relevance_grades(args.relevance)
     con = options.connection(args)
     try:
