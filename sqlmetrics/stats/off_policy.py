@@ -107,6 +107,10 @@ def off_policy(
     (1 / log2(position + 1)) or a list (position 1 first; 0 beyond it): the value is the sum
     of weighted rewards. clip: cap every importance weight at this value.
     by: columns of the impressions whose values are segments (constant within a unit).
+    baseline: an estimator (e.g. "logging") every other row is compared with on the same units:
+    adds baseline, baseline_value, delta, delta_ci_low, delta_ci_high and p_value (paired t).
+    test: "t" (the default) or "bootstrap": the intervals (and p) from compare()'s bucketed
+    Poisson bootstrap of the units, `replicates` draws from `seed`.
 
     Returns one row per (segment, estimator): the by columns, estimator, value, ci_low, ci_high
     (Student's t interval of the per-unit terms at `confidence`; the delta method's for the
