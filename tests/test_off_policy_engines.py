@@ -50,7 +50,8 @@ def runs(con, text_items: bool) -> list[pa.Table]:
                                          target_pscore_cascade="target_pscore_cascade",
                                          predicted_reward="predicted",
                                          target_predicted_reward="target_predicted",
-                                         position_weights=[1.0, 0.5]))
+                                         position_weights=[1.0, 0.5], baseline="iips", test="bootstrap",
+                                         replicates=200, seed=3))
     return out
 
 

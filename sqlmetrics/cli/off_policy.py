@@ -52,6 +52,10 @@ def register(commands: Any) -> None:
     est = parser.add_argument_group("estimates")
     est.add_argument("--confidence", type=float, default=0.95, help="of the intervals [0.95]")
     est.add_argument("--baseline", help="compare every estimate with this one (e.g. logging)")
+    est.add_argument("--test", choices=("t", "bootstrap"), default="t",
+                     help="the intervals: t, or compare()'s bucketed Poisson bootstrap [t]")  # fmt: skip
+    est.add_argument("--replicates", type=int, default=10_000, help="bootstrap draws [10000]")
+    est.add_argument("--seed", type=int, default=0, help="of the bootstrap draws [0]")
     est.add_argument("--position-weights", type=_weights, default="none", metavar="W",
                      help="none, dcg, or numbers for positions 1, 2, ... [none]")  # fmt: skip
     est.add_argument("--clip", type=float, help="cap the importance weights at this value")
@@ -89,9 +93,10 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "parquet" and not args.output:
         raise options.UsageError("sqlmetrics off-policy: --format parquet needs --output PATH")
     keywords = {name: getattr(args, name) for name in (
-        "by", "confidence", "baseline", "position_weights", "clip", "user", "item", "position", "pscore",
-        "pscore_item_position", "pscore_cascade", "reward", "predicted_reward", "score", "rank", "ties",
-        "action", "truth_duplicates", *_TARGET_COLUMNS)}  # fmt: skip
+        "by", "confidence", "baseline", "test", "replicates", "seed", "position_weights", "clip", "user",
+        "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "reward",
+        "predicted_reward", "score", "rank", "ties", "action", "truth_duplicates", *_TARGET_COLUMNS,
+    )}  # fmt: skip
     keywords["relevance"] = options.relevance_grades(args.relevance)
     con = options.connection(args)
     try:

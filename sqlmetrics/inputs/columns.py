@@ -72,13 +72,14 @@ def type_family(duck_type: str) -> str:
 
 
 def require_same_family(
-    a: Source, a_col: str, b: Source, b_col: str, what: str, role: str = "truth"
+    a: Source, a_col: str, b: Source, b_col: str, what: str, role: str = "truth", a_role: str = "recs"
 ) -> None:
-    """recs' column a_col and the `role` input's column b_col must compare (say, both text)."""
+    """The `a_role` input's column a_col and the `role` input's column b_col must compare (say,
+    both text)."""
     ta, tb = a.type_of(a_col), b.type_of(b_col)
     if type_family(ta) != type_family(tb):
         raise ColumnTypeError(
-            f"the {what} columns do not compare: recs {a_col!r} is {ta} but {role} {b_col!r} is "
+            f"the {what} columns do not compare: {a_role} {a_col!r} is {ta} but {role} {b_col!r} is "
             f"{tb}; cast one of them so that both have the same type"
         )
 

@@ -27,6 +27,10 @@ from ..statement.dialects import get as get_dialect
 from ..statement.exact_sums import with_exact_sums
 from ..statement.plan import ColumnNames, _relevance, unit_columns
 from ..statement.templates import render
+from . import draws, significance
+from .compare import _table as compare_table
+from .compare import check_options
+from .draws import digit_places, poisson_thresholds
 from .significance import t_interval, t_test
 
 DEFAULT_ESTIMATORS = ("iips", "sniips", "rips", "snrips", "logging")
@@ -58,6 +62,9 @@ def off_policy(
     by: str | Sequence[str] | None = None,
     confidence: float = 0.95,
     baseline: str | None = None,
+    test: str = "t",
+    replicates: int = 10_000,
+    seed: int = 0,
     position_weights: str | Sequence[float] = "none",
     clip: float | None = None,
     user: str | Sequence[str] = "user_id",
@@ -100,6 +107,10 @@ def off_policy(
     (1 / log2(position + 1)) or a list (position 1 first; 0 beyond it): the value is the sum
     of weighted rewards. clip: cap every importance weight at this value.
     by: columns of the impressions whose values are segments (constant within a unit).
+    baseline: an estimator (e.g. "logging") every other row is compared with on the same units:
+    adds baseline, baseline_value, delta, delta_ci_low, delta_ci_high and p_value (paired t).
+    test: "t" (the default) or "bootstrap": the intervals (and p) from compare()'s bucketed
+    Poisson bootstrap of the units, `replicates` draws from `seed`.
 
     Returns one row per (segment, estimator): the by columns, estimator, value, ci_low, ci_high
     (Student's t interval of the per-unit terms at `confidence`; the delta method's for the
@@ -127,9 +138,12 @@ def off_policy(
         result = with_exact_sums(
             lambda form: engine.run(render("off_policy/off_policy.sql.j2", {**context, "exact_sums": form}))
         )
+        table = _table(result, wanted, segments, confidence, baseline)
+        if test == "bootstrap":
+            table = _bootstrap(engine, context, table, segments, baseline, confidence, replicates, seed)
     finally:
         engine.release()
-    return _table(result, wanted, segments, confidence, baseline)
+    return table
 
 
 def off_policy_sql(
@@ -177,6 +191,9 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
     columns, the position column, the estimators, the by columns)."""
     o = SimpleNamespace(**options)
     wanted = _estimators(estimators)
+    if o.test not in ("t", "bootstrap"):
+        raise ConventionError(f"test={o.test!r}: the intervals are 't' (the default) or 'bootstrap'")
+    check_options(o.test, o.confidence, None, o.replicates, o.seed)
     if o.baseline is not None:
         if o.baseline not in ESTIMATORS:
             raise ConventionError(
@@ -225,9 +242,9 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         source = resolve(obj, role)
         found = [col.find_column(source, name, role, "user") for name in unit_columns(o.user)]
         for a, b in zip(keys, found, strict=True):
-            col.require_same_family(imp, a, source, b, "user", role)
+            col.require_same_family(imp, a, source, b, "user", role, "impressions")
         found_item = col.find_column(source, o.item, role, "item")
-        col.require_same_family(imp, imp_item, source, found_item, "item", role)
+        col.require_same_family(imp, imp_item, source, found_item, "item", role, "impressions")
         return source, found, found_item
 
     def numeric(source, name: str, role: str, what: str) -> str:
@@ -340,6 +357,7 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         "truth_duplicates": "max" if o.truth_duplicates == "error" else o.truth_duplicates,
         "ties": o.ties,
         "estimators": [{"name": e} for e in wanted],
+        "per_unit": False,
         "baseline": None if o.baseline is None else wanted.index(o.baseline),
         "kinds": kinds,
         "position_weights": _position_weights(o.position_weights),
@@ -482,6 +500,58 @@ def _table(
     for name in OUTPUT + (COMPARED if baseline is not None else ()):
         columns[name] = pa.array(out[name], type=types.get(name, pa.float64()))
     return pa.table(columns)
+
+
+def _bootstrap(engine: Any, context: dict[str, Any], table: pa.Table, segments: list[str],
+               baseline: str | None, confidence: float, replicates: int, seed: int) -> pa.Table:
+    """test='bootstrap': the intervals (and the baseline comparisons' p) from compare()'s
+    bucketed Poisson bootstrap over the units (sql/compare/), whose systems are the estimators
+    and whose one metric is the per-unit term: each value against a system of zeros, each delta
+    against the baseline estimator."""
+    dialect = get_dialect(context["dialect"])
+    base = {
+        "dialect": dialect.name,
+        "within": [{"alias": f"_w{i}", "name": g["alias"], "is_text": False}
+                   for i, g in enumerate(context["segments"])],
+        "units": [{"alias": "_unit" if i == 0 else f"_unit{i}", "name": u["alias"]}
+                  for i, u in enumerate(context["unit"])],
+        "metrics": [{"column": "_t", "bound": 20}],
+        "test": "bootstrap", "replicates": replicates, "seed": seed,
+        "digit_places": digit_places(replicates), "poisson_thresholds": poisson_thresholds(),
+        "bootstrap_buckets": draws.BOOTSTRAP_BUCKETS,
+        "quantiles": [("lo", repr((1 - confidence) / 2)), ("hi", repr((1 + confidence) / 2))],
+        "small_sample": significance.SMALL_SAMPLE,
+    }  # fmt: skip
+
+    def against(system: str) -> dict[tuple, dict]:
+        literal = dialect.quote_string(system)
+        systems = [{"alias": "_s0", "name": "_est", "is_text": True, "baseline": literal}]
+
+        def run(form: str) -> pa.Table:
+            forms = {"exact_sums": form}
+            per_unit = render("off_policy/off_policy.sql.j2", {**context, **forms, "per_unit": True})
+            statement = {**base, **forms, "systems": systems, "per_user_sql": per_unit.rstrip("\n")}
+            return engine.run(render("compare/compare.sql.j2", statement))
+
+        result = with_exact_sums(run)
+        rows = compare_table(result, [SimpleNamespace(label="value")], segments, ["_est"], (system,),
+                             "bootstrap", confidence, None)
+        return {(*[r[s] for s in segments], r["_est"]): r for r in rows.to_pylist()}
+
+    values = against("_zero")
+    deltas = against(baseline) if baseline is not None else {}
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    for j, row in enumerate(table.to_pylist()):
+        key = (*[row[s] for s in segments], row["estimator"])
+        found = values.get(key)
+        columns["ci_low"][j] = None if found is None else found["ci_low"]
+        columns["ci_high"][j] = None if found is None else found["ci_high"]
+        if baseline is not None and row["estimator"] != baseline:
+            compared = deltas.get(key)
+            pairs = (("delta_ci_low", "ci_low"), ("delta_ci_high", "ci_high"), ("p_value", "p_value"))
+            for name, source in pairs:
+                columns[name][j] = None if compared is None else compared[source]
+    return pa.table({name: pa.array(v, type=table.schema.field(name).type) for name, v in columns.items()})
 
 
 def _compare(out: dict[str, list], r: dict, n: int, wanted: list[str], i: int, baseline: str | None,
