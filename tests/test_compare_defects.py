@@ -7,6 +7,7 @@ import decimal
 import threading
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 import sqlmetrics
@@ -41,3 +42,23 @@ def test_the_callers_decimal_context_is_left_alone(small):
     assert results[28][0] == 28
     assert results[3][0] == 3
     assert results[3][1] == results[28][1]
+
+
+# ---- j3: a by or within column named like an output column --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "name"),
+    [("by", "metric"), ("by", "users"), ("by", "p_value"), ("by", "Delta"), ("within", "wins")],
+)
+def test_a_column_named_like_an_output_column_is_refused(small, option, name):
+    """Without the check, by="metric" came back as the metric labels in place of the systems."""
+    recs, truth = small
+    recs = recs.append_column(name, recs.column("model"))
+    if option == "by":
+        kwargs = {"by": name}
+    else:
+        kwargs = {"by": "model", "within": name}
+        recs = recs.set_column(recs.schema.get_field_index(name), name, pa.array(["x"] * len(recs)))
+    with pytest.raises(sqlmetrics.ConventionError, match=f"{option}={name!r}: the result would have two"):
+        sqlmetrics.compare(duckdb.connect(), recs, "ndcg@10", truth=truth, baseline="A", **kwargs)

@@ -110,6 +110,7 @@ def compare(
     segments = [within] if isinstance(within, str) else list(within or [])
     if not systems:
         raise ConventionError("by= names the column(s) whose values are the systems compared")
+    _require_distinct_output(systems, segments)
     baselines = tuple(baseline) if isinstance(baseline, tuple) else (baseline,)
     if len(baselines) != len(systems):
         raise ConventionError(
@@ -219,6 +220,21 @@ def check_options(test: str, confidence: float, correction: str | None, replicat
     for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+
+
+def _require_distinct_output(systems: list[str], segments: list[str]) -> None:
+    """A by or within column named like one of the result's own columns (compared without
+    case, as the engines compare names) would overwrite it: refused, as evaluate() refuses a by
+    column named `users`."""
+    own = {name.lower() for name in OUTPUT}
+    for option, names in (("by", systems), ("within", segments)):
+        for name in names:
+            if isinstance(name, str) and name.lower() in own:
+                raise ConventionError(
+                    f"{option}={name!r}: the result would have two columns named {name!r} (this "
+                    f"{option} column and compare()'s own); give the {option} column another name, "
+                    "e.g. in a view"
+                )
 
 
 def _literal(dialect, recs_source, name: str, value: Any) -> str | None:
