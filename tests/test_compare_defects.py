@@ -62,3 +62,62 @@ def test_a_column_named_like_an_output_column_is_refused(small, option, name):
         recs = recs.set_column(recs.schema.get_field_index(name), name, pa.array(["x"] * len(recs)))
     with pytest.raises(sqlmetrics.ConventionError, match=f"{option}={name!r}: the result would have two"):
         sqlmetrics.compare(duckdb.connect(), recs, "ndcg@10", truth=truth, baseline="A", **kwargs)
+
+
+# ---- j2: bad data inside the caller's open transaction ------------------------------------------
+
+
+def _with(recs, **columns):
+    for name, values in columns.items():
+        index = recs.schema.get_field_index(name)
+        values = pa.array(values)
+        recs = recs.set_column(index, name, values) if index >= 0 else recs.append_column(name, values)
+    return recs
+
+
+def _bad_inputs():
+    """(what, compare's arguments besides con, the error): each found by the statement's checks."""
+    recs = pa.table({"model": ["A", "A", "B", "B"], "user_id": [1, 2, 1, 2], "item_id": [10, 10, 10, 11],
+                     "score": [0.9, 0.5, 0.8, 0.4]})  # fmt: skip
+    truth = pa.table({"user_id": [1, 2], "item_id": [10, 11], "relevance": [1, 1]})
+    nan = float("nan")
+    bad, dup = sqlmetrics.InvalidDataError, sqlmetrics.DuplicateRowError
+    return [
+        ("NULL user", dict(recs=_with(recs, user_id=[1, None, 1, 2]), truth=truth), bad),
+        ("NULL score", dict(recs=_with(recs, score=[0.9, None, 0.8, 0.4]), truth=truth), bad),
+        ("NaN score", dict(recs=_with(recs, score=[0.9, nan, 0.8, 0.4]), truth=truth), bad),
+        ("duplicate", dict(recs=_with(recs, user_id=[1, 1, 1, 2]), truth=truth), dup),
+        ("tied ranks", dict(recs=_with(recs, rank=[1, 1, 1, 1], user_id=[1, 1, 1, 1], item_id=[1, 2, 1, 2]),
+                            truth=truth, rank="rank"), sqlmetrics.InvalidDataError),  # fmt: skip
+        ("truth duplicate", dict(recs=recs, truth=_with(truth, user_id=[1, 1], item_id=[10, 10])),
+         sqlmetrics.DuplicateRowError),
+        ("NaN relevance", dict(recs=_with(recs, relevance=[1.0, nan, 0.0, 1.0]), truth=None),
+         sqlmetrics.InvalidDataError),
+        ("partitions", dict(recs=_with(recs, score=[0.9, None, 0.8, 0.4]), truth=truth, partitions=2),
+         sqlmetrics.InvalidDataError),
+    ]
+
+
+BAD_INPUTS = _bad_inputs()
+
+
+@pytest.mark.parametrize("test", ["t", "bootstrap"])
+@pytest.mark.parametrize(("what", "arguments", "error"), BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_data_keeps_the_callers_duckdb_transaction(tmp_path, what, arguments, error, test):
+    """As evaluate(): the statement's checks hand their problem to Python, so the caller's
+    transaction is not aborted, and their COMMIT keeps the work done before the call."""
+    con = duckdb.connect(str(tmp_path / "work.duckdb"))
+    con.execute("CREATE TABLE work (x INTEGER)")
+    con.execute("BEGIN")
+    con.execute("INSERT INTO work VALUES (1)")
+    arguments = dict(arguments)
+    with pytest.raises(error) as raised:
+        sqlmetrics.compare(con, arguments.pop("recs"), "ndcg@2", by="model", baseline="A", test=test,
+                           replicates=50, **arguments)  # fmt: skip
+    assert "aborted" not in str(raised.value)
+    con.execute("INSERT INTO work VALUES (2)")  # still usable
+    con.execute("COMMIT")
+    assert con.execute("SELECT list(x ORDER BY x) FROM work").fetchall() == [([1, 2],)]
+    assert not con.execute(
+        "SELECT function_name FROM duckdb_functions() WHERE function_name LIKE '__sqlmetrics%'"
+    ).fetchall()

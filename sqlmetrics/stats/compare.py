@@ -132,6 +132,10 @@ def compare(
             truth_duplicates=truth_duplicates, short_lists=short_lists, profile=profile,
             history=history, catalog=catalog, item_features=item_features, features=features,
         )  # fmt: skip
+        if hasattr(engine, "report_problems_to_python"):
+            # DuckDB: the input checks hand their problem to Python rather than fail the
+            # statement, which would abort the caller's open transaction (as evaluate() does)
+            context["fail_function"] = engine.report_problems_to_python()
         if template == GROUPED_TEMPLATE and partitions != 1:
             raise ConventionError(
                 f"partitions=N splits the units of one set of conventions, and these metrics need "
