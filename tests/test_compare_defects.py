@@ -7,6 +7,7 @@ import decimal
 import threading
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -121,3 +122,82 @@ def test_bad_data_keeps_the_callers_duckdb_transaction(tmp_path, what, arguments
     assert not con.execute(
         "SELECT function_name FROM duckdb_functions() WHERE function_name LIKE '__sqlmetrics%'"
     ).fetchall()
+
+
+# ---- i: the replicates do not depend on the scale of the grades ---------------------------------
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+def test_replicates_do_not_depend_on_the_scale_of_the_grades(test):
+    """Revenue as a grade: dcg's differences reach 1e13, where every unit whose |d| >= 2^31 was
+    left out of the replicates (the p-value and interval of the small differences only).
+    Scaled by 1e12 or 1e-12, the p-value is the same and the interval scales with the grades."""
+    recs, truth = make_data(60, models=("A", "B"))
+    con = duckdb.connect()
+
+    def run(scale):
+        grades = pa.array([float(g) * scale for g in truth.column("relevance").to_pylist()])
+        scaled = truth.set_column(truth.schema.get_field_index("relevance"), "relevance", grades)
+        return sqlmetrics.compare(con, recs, ["dcg@10", "ndcg@10"], truth=scaled, by="model",
+                                  baseline="A", test=test, replicates=400).to_pylist()  # fmt: skip
+
+    base = run(1.0)
+    assert base[0]["users"] == 60 and base[0]["p_value"] < 1
+    for scale in (1e12, 1e-12, 2.0**40):
+        rows = run(scale)
+        for row, expected in zip(rows, base, strict=True):
+            factor = scale if row["metric"] == "dcg@10" else 1.0
+            assert row["users"] == expected["users"]
+            assert row["p_value"] == pytest.approx(expected["p_value"], abs=1e-12), (scale, row["metric"])
+            for column in ("delta", "ci_low", "ci_high"):
+                assert row[column] == pytest.approx(expected[column] * factor, rel=1e-9), (scale, column)
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+def test_one_huge_difference_is_not_left_out(test):
+    """A unit whose difference is >= 2^31 counts: against the numpy reference (every unit in)."""
+    from tests import compare_reference as ref
+
+    users = list(range(30))
+    d = [((u * 7919) % 13 - 6) / 10 for u in users]
+    d[3] = 5e12  # one user's revenue
+    # dcg@1 is the grade of the one item: each model's own item, B's graded A's plus d
+    recs = pa.table({
+        "model": ["A"] * 30 + ["B"] * 30, "user_id": users * 2, "item_id": ["a"] * 30 + ["b"] * 30,
+        "score": [1.0] * 60,
+    })  # fmt: skip
+    truth = pa.table({
+        "user_id": users * 2, "item_id": ["a"] * 30 + ["b"] * 30,
+        "relevance": [1e13] * 30 + [1e13 + x for x in d],
+    })  # fmt: skip
+    out = sqlmetrics.compare(duckdb.connect(), recs, "dcg@1", truth=truth, by="model", baseline="A",
+                             test=test, replicates=300, seed=5).to_pylist()[0]  # fmt: skip
+    values = sqlmetrics.evaluate(duckdb.connect(), recs, "dcg@1", truth=truth, by="model",
+                                 per_user=True).to_pylist()  # fmt: skip
+    x = {r["user_id"]: r["dcg@1"] for r in values if r["model"] == "B"}
+    y = {r["user_id"]: r["dcg@1"] for r in values if r["model"] == "A"}
+    diffs = np.array([x[u] - y[u] for u in users])
+    assert abs(diffs[3]) > 2**31
+    if test == "randomization":
+        assert out["p_value"] == pytest.approx(ref.randomization_p(users, diffs, 5, 300), abs=1e-12)
+    else:
+        p, lo, hi = ref.bootstrap(users, diffs, 5, 300, 0.95)
+        assert (out["p_value"], out["ci_low"], out["ci_high"]) == pytest.approx((p, lo, hi), rel=1e-9)
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+def test_the_scale_of_the_grades_on_postgres(pg_uri, test):
+    """The scale 2^e of each comparison (log2 and pow2 of the dialect) on PostgreSQL: DuckDB's
+    numbers, with grades of 1e12 (differences far above 2^31) and of 1e-12."""
+    import adbc_driver_postgresql.dbapi
+
+    recs, truth = make_data(30, models=("A", "B"))
+    for scale in (1e12, 1e-12):
+        grades = pa.array([float(g) * scale for g in truth.column("relevance").to_pylist()])
+        scaled = truth.set_column(truth.schema.get_field_index("relevance"), "relevance", grades)
+        kwargs = dict(truth=scaled, by="model", baseline="A", test=test, replicates=200)
+        expected = sqlmetrics.compare(duckdb.connect(), recs, "dcg@10", **kwargs).to_pylist()
+        with adbc_driver_postgresql.dbapi.connect(pg_uri) as pg:
+            got = sqlmetrics.compare(pg, recs, "dcg@10", **kwargs).to_pylist()
+        for column in ("p_value", "ci_low", "ci_high"):
+            assert got[0][column] == pytest.approx(expected[0][column], rel=1e-9), (scale, column)
