@@ -201,3 +201,63 @@ def test_the_scale_of_the_grades_on_postgres(pg_uri, test):
             got = sqlmetrics.compare(pg, recs, "dcg@10", **kwargs).to_pylist()
         for column in ("p_value", "ci_low", "ci_high"):
             assert got[0][column] == pytest.approx(expected[0][column], rel=1e-9), (scale, column)
+
+
+# ---- l: the bootstrap's degenerate cases, numpy numbers, the replicates' bound -----------------
+
+
+def _equal_differences(users: int, d: float):
+    """Two models over `users` users, dcg@1 of B = dcg@1 of A + d for every user."""
+    ids = list(range(users))
+    recs = pa.table({"model": ["A"] * users + ["B"] * users, "user_id": ids * 2,
+                     "item_id": ["a"] * users + ["b"] * users, "score": [1.0] * (2 * users)})  # fmt: skip
+    truth = pa.table({"user_id": ids * 2, "item_id": ["a"] * users + ["b"] * users,
+                      "relevance": [1.0] * users + [1.0 + d] * users})  # fmt: skip
+    return recs, truth
+
+
+@pytest.mark.parametrize("test", ["t", "bootstrap"])
+def test_one_user_gives_no_p_value_and_no_interval(test):
+    """One paired unit is no evidence: the bootstrap gave p = 2 / (1 + replicates) from it."""
+    recs, truth = _equal_differences(1, 2.0)
+    row = sqlmetrics.compare(duckdb.connect(), recs, "dcg@1", truth=truth, by="model", baseline="A",
+                             test=test).to_pylist()[0]  # fmt: skip
+    assert (row["users"], row["delta"]) == (1, 2.0)
+    assert (row["p_value"], row["ci_low"], row["ci_high"]) == (None, None, None)
+
+
+@pytest.mark.parametrize("d", [0.0, 2.0])
+def test_every_difference_equal_in_the_bootstrap(d):
+    """Every replicate's delta is d: the interval is [d, d]; p is 1 for d = 0, else the
+    smallest the bootstrap gives, 2 / (1 + replicates kept) (the numpy reference's)."""
+    from tests import compare_reference as ref
+
+    recs, truth = _equal_differences(6, d)
+    row = sqlmetrics.compare(duckdb.connect(), recs, "dcg@1", truth=truth, by="model", baseline="A",
+                             test="bootstrap", replicates=300, seed=3).to_pylist()[0]  # fmt: skip
+    assert (row["ci_low"], row["ci_high"]) == (d, d)
+    p, lo, hi = ref.bootstrap(list(range(6)), np.full(6, d), 3, 300, 0.95)
+    assert row["p_value"] == pytest.approx(p, abs=1e-12)
+    assert (row["p_value"] == 1.0) is (d == 0)
+    assert d == 0 or row["p_value"] < 2 / 250
+
+
+@pytest.mark.parametrize("test", ["t", "bootstrap"])
+def test_numpy_numbers_as_options(small, test):
+    recs, truth = small
+    kwargs = dict(truth=truth, by="model", baseline="A", test=test)
+    expected = sqlmetrics.compare(duckdb.connect(), recs, "ndcg@10", confidence=0.9, replicates=300, seed=2,
+                                  **kwargs)  # fmt: skip
+    got = sqlmetrics.compare(duckdb.connect(), recs, "ndcg@10", confidence=np.float64(0.9),
+                             replicates=np.int64(300), seed=np.uint32(2), **kwargs)  # fmt: skip
+    assert got == expected
+
+
+def test_replicates_have_an_upper_bound(small):
+    recs, truth = small
+    with pytest.raises(sqlmetrics.ConventionError, match=r"from 1 to 100,000, got 100001 \(each replicate"):
+        sqlmetrics.compare(duckdb.connect(), recs, "ndcg@10", truth=truth, by="model", baseline="A",
+                           test="bootstrap", replicates=100_001)  # fmt: skip
+    from sqlmetrics.stats.compare import check_options
+
+    check_options("bootstrap", 0.95, "holm", 100_000, 0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import duckdb
@@ -32,6 +32,13 @@ from . import corrections, draws, significance
 from .draws import digit_places, poisson_thresholds
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+# each replicate is a pass over the units (randomization) or the 65,536 buckets (bootstrap) of
+# every comparison: 10,000 take about 40 s at 1M users (docs/compare.md), 100,000 ten times that
+MAX_REPLICATES = 100_000
+REPLICATES_COST = (
+    " (each replicate is one more pass over the units or buckets of every comparison: 10,000 "
+    "take about 40 s at 1M users; 100,000 resolve p-values down to 1e-5)"
+)
 OUTPUT = (
     "metric", "users", "baseline_mean", "mean", "delta", "relative_delta", "ci_low", "ci_high",
     "p_value", "p_adjusted", "effect_size", "wins", "ties", "losses",
@@ -106,6 +113,8 @@ def compare(
     ['B', 2, 1.0, 0.75, -0.25, 0, 1, 1]
     """
     check_options(test, confidence, correction, replicates, seed)
+    # (numpy's numbers too: their repr is no SQL literal)
+    confidence, replicates, seed = float(confidence), int(replicates), int(seed)
     systems = [by] if isinstance(by, str) else list(by or [])
     segments = [within] if isinstance(within, str) else list(within or [])
     if not systems:
@@ -221,9 +230,14 @@ def check_options(test: str, confidence: float, correction: str | None, replicat
         raise ConventionError(
             f"confidence must be a number between 0 and 1, got {confidence!r}"
         )
-    for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    bounds = (("replicates", replicates, 1, MAX_REPLICATES), ("seed", seed, 0, 2**32 - 1))
+    for name, value, low, high in bounds:
+        whole = isinstance(value, Integral) and not isinstance(value, bool)
+        if not whole or not low <= value <= high:
+            cost = REPLICATES_COST if name == "replicates" and whole and value > high else ""
+            raise ConventionError(
+                f"{name} must be a whole number from {low} to {high:,}, got {value!r}{cost}"
+            )
 
 
 def _require_distinct_output(systems: list[str], segments: list[str]) -> None:
@@ -296,7 +310,9 @@ def _table(
         mean_d = r["_sum_d"] / n if n else None
         ss = r["_ss"] or 0.0
         ci: tuple[float | None, float | None] = (None, None)
-        if test == "bootstrap":
+        if test == "bootstrap" and n < 2:  # one unit's replicates all equal it: no evidence
+            p = None
+        elif test == "bootstrap":
             reps = r["_replicates"] or 0
             p = significance.bootstrap(reps, r["_at_most_0"], r["_at_least_0"])
             ci = (
