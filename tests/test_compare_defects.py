@@ -4,6 +4,8 @@ its fix."""
 from __future__ import annotations
 
 import decimal
+import os
+import tempfile
 import threading
 
 import duckdb
@@ -261,3 +263,98 @@ def test_replicates_have_an_upper_bound(small):
     from sqlmetrics.stats.compare import check_options
 
     check_options("bootstrap", 0.95, "holm", 100_000, 0)
+
+
+# ---- n: many systems: the replicate stage in batches, its own bounded temporary directory -------
+
+from benchmarks.compare_systems import DATA as MANY_SYSTEMS  # noqa: E402 - the benchmark's data
+
+
+def test_many_systems_fit_in_a_memory_limit(tmp_path, monkeypatch):
+    """200 systems x 300 users x 2,000 replicates under a memory limit of 100 MB, with the
+    partitions=4 that the old message advised: in one statement the randomization test ran out
+    of memory in its replicates (its byte sums: a row per system, block of 32 replicates, hash
+    byte and byte value), which partitions do not bound; in batches of systems it fits, and no
+    temporary file of compare()'s is left."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    con = duckdb.connect()
+    con.execute("SET threads = 2")
+    con.execute(MANY_SYSTEMS.format(systems=200, users=300))
+    con.execute("SET memory_limit = '100MB'")
+    out = sqlmetrics.compare(con, "recs", "ndcg@10", truth="truth", by="model", baseline="m0",
+                             test="randomization", replicates=2000, partitions=4)  # fmt: skip
+    assert out.num_rows == 199 and all(p is not None for p in out.column("p_value").to_pylist())
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("sqlmetrics-compare-")] == []
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+def test_batches_give_the_one_statements_table(monkeypatch, test):
+    """Comparisons in 2^k batches (by a hash of segment and system; the baseline's rows in every
+    batch), their rows put back in the one statement's order: the same table to the last bit,
+    with segments, a NULL system and text systems."""
+    from sqlmetrics.stats import replicate_stage
+
+    recs, truth = make_data(40, models=("A", "B", "C", "D", "E", "F"))
+    models = recs.column("model").to_pylist()
+    recs = recs.set_column(0, "model", pa.array([None if m == "F" else m for m in models]))
+    country = ["x" if u % 3 else "y" for u in recs.column("user_id").to_pylist()]
+    recs = recs.append_column("country", pa.array(country))
+    kwargs = dict(truth=truth, by="model", baseline="A", within="country", test=test, replicates=300)
+    one = sqlmetrics.compare(duckdb.connect(), recs, METRICS_TWO, **kwargs)
+    counts = []
+    original = replicate_stage.batch_count
+    monkeypatch.setattr(replicate_stage, "batch_count", lambda *a: counts.append(8) or 8)
+    batched = sqlmetrics.compare(duckdb.connect(), recs, METRICS_TWO, **kwargs)
+    assert counts == [8] and original(10, 300, 10**9) == 1
+    assert batched.equals(one)
+    assert one.num_rows == 2 * 5 * 2  # segments x systems x metrics
+
+
+METRICS_TWO = ["ndcg@10", "precision@5"]
+
+
+def test_the_private_connection_and_its_temporary_directory(tmp_path, monkeypatch):
+    """The replicate stage's connection: the caller's memory limit and threads, a temporary
+    directory of its own under the system's temp (TMPDIR), at most 10x the memory limit,
+    removed when the stage ends, even when it fails."""
+    from sqlmetrics.stats import replicate_stage
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '200MB'")
+    con.execute("SET threads = 1")
+    with pytest.raises(RuntimeError), replicate_stage.private_connection(con) as private:
+        names = "('temp_directory', 'memory_limit', 'threads', 'max_temp_directory_size')"
+        query = f"SELECT name, value FROM duckdb_settings() WHERE name IN {names}"
+        setting = dict(private.execute(query).fetchall())
+        directory = setting["temp_directory"]
+        assert directory.startswith(str(tmp_path / "sqlmetrics-compare-"))
+        assert setting["threads"] == "1"
+        assert replicate_stage.size_setting(private, "memory_limit") == pytest.approx(200 * 10**6, rel=1e-3)
+        assert replicate_stage.size_setting(private, "max_temp_directory_size") <= 10 * 200 * 10**6
+        assert os.path.isdir(directory)
+        raise RuntimeError
+    assert not os.path.exists(directory)
+    assert con.execute("SELECT current_setting('temp_directory')").fetchall() == [(".tmp",)]
+
+
+def test_out_of_memory_in_the_replicates_gives_the_right_advice(tmp_path, monkeypatch, small):
+    from sqlmetrics.engines.duckdb import DuckDBEngine
+    from sqlmetrics.stats import replicate_stage
+
+    class Starved(DuckDBEngine):
+        def run(self, sql):
+            if "replicate_summary" in sql:
+                raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
+            return super().run(sql)
+
+    monkeypatch.setattr(replicate_stage, "DuckDBEngine", Starved)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    recs, truth = small
+    with pytest.raises(sqlmetrics.OutOfMemoryError) as raised:
+        sqlmetrics.compare(duckdb.connect(), recs, "ndcg@10", truth=truth, by="model", baseline="A",
+                           test="bootstrap", replicates=100)  # fmt: skip
+    message = str(raised.value)
+    assert "in the replicates of test='bootstrap'" in message
+    assert "partitions=N does not bound this stage" in message and "fewer replicates" in message
+    assert list(tmp_path.iterdir()) == []

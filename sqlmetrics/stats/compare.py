@@ -30,6 +30,7 @@ from ..statement.prepare import prepare, with_truth_hint
 from ..statement.templates import render
 from . import corrections, draws, significance
 from .draws import digit_places, poisson_thresholds
+from .replicate_stage import compare_in_batches
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 # each replicate is a pass over the units (randomization) or the 65,536 buckets (bootstrap) of
@@ -190,20 +191,26 @@ def compare(
             "small_sample": significance.SMALL_SAMPLE,
         }
 
-        def run(form: str) -> pa.Table:
-            forms = {"exact_sums": form}
+        def per_user_sql(form: str) -> str:
+            forms = {**context, "exact_sums": form}
             if partitions == 1:
-                per_user_sql = render(template, {**context, **forms})
-            else:  # the per-unit values of each partition, combined where the statement stood
-                per_user_sql = combining_sql(
-                    engine, template, {**context, **forms}, partitions, progress
-                )
-            per_user_sql = per_user_sql.rstrip("\n")
-            statement = {**compare_context, **forms, "per_user_sql": per_user_sql}
-            return engine.run(render("compare/compare.sql.j2", statement))
+                return render(template, forms).rstrip("\n")
+            # the per-unit values of each partition, combined where the statement stood
+            return combining_sql(engine, template, forms, partitions, progress).rstrip("\n")
+
+        def statement(form: str, per_user: str) -> str:
+            text = {**compare_context, "exact_sums": form, "per_user_sql": per_user}
+            return render("compare/compare.sql.j2", text)
 
         try:
-            result = with_exact_sums(run)
+            if test in ("randomization", "bootstrap") and engine.dialect == "duckdb":
+                # the per-unit values, then their replicates in batches on a private connection
+                values = with_exact_sums(lambda form: engine.run(per_user_sql(form)))
+                result = compare_in_batches(con, values, compare_context, with_exact_sums, statement)
+            else:
+                result = with_exact_sums(lambda form: engine.run(statement(form, per_user_sql(form))))
+        except OutOfMemoryError:  # (the replicates' own advice)
+            raise
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
