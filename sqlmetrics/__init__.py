@@ -1,9 +1,12 @@
 """sqlmetrics: ranking metrics as SQL templates that run where the logs live (DuckDB).
 
-import duckdb, sqlmetrics
-con = duckdb.connect("warehouse.duckdb")
-sqlmetrics.ndcg(con, "events", k=10)
-sqlmetrics.evaluate(con, "recs", ["ndcg@10", "map@10"], truth="purchases", by="model")
+On the example warehouse (python warehouse_examples/make_warehouse.py; `recs` and `purchases`
+are its views of the last day):
+
+    import duckdb, sqlmetrics
+    con = duckdb.connect("warehouse.duckdb")
+    sqlmetrics.ndcg(con, "recs", k=10, truth="purchases", by="model")
+    sqlmetrics.evaluate(con, "recs", ["ndcg@10", "map@10"], truth="purchases", by="model")
 """
 
 from .api.evaluation import evaluate, sql
@@ -43,6 +46,7 @@ from .api.functions import (
     set_recall,
     success,
 )
+from .api.macros import install_macros
 from .errors import (
     ColumnTypeError,
     ConventionError,
@@ -61,13 +65,18 @@ from .inputs.trec import read_qrels, read_run
 from .names.registry import METRICS
 from .statement.run import run as _run  # noqa: F401  (its warning filter, in the process's list from the start)
 from .stats.compare import compare
+from .stats.off_policy import OffPolicyWarning, off_policy, off_policy_sql
 
 __version__ = "0.1.0"
 
 __all__ = [
     "evaluate",
     "compare",
+    "off_policy",
+    "off_policy_sql",
+    "OffPolicyWarning",
     "sql",
+    "install_macros",
     "read_run",
     "read_qrels",
     "METRICS",

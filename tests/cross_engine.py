@@ -470,3 +470,26 @@ def check_trec_measures(con, data) -> None:
             expected = sqlmetrics.evaluate(DUCKDB, data.recs_table(), metrics, **options)
             actual = sqlmetrics.evaluate(con, data.recs_table(), metrics, **options)
             assert_close_tables(actual.cast(expected.schema), expected)
+
+
+# the rest of trec_eval's all_trec (test_all_trec_oracle.py checks DuckDB's against trec_eval)
+ALL_TREC_REST = [
+    "infAP", "gm_bpref", "Rprec_mult_0.20", "Rprec_mult_1.40", "utility", "binG", "G", "ndcg_rel",
+    "Rndcg", "relative_P@2", "relative_P", "set_relative_P", "set_map", "num_nonrel_judged_ret",
+    "rbp", "rbp_resid", "unj@2", "unj", "relstring",
+    # and err@k, nerr@k, RBP under the peers' names
+    "err@3", "err", "nerr@3", "nERR(max_grade=2)@4", "rbp_gain@3", "RBP(p=0.5)", "rbp.95",
+]  # fmt: skip
+ALL_TREC_CASES = [{}, {"threshold": 2, "missing": "zero"}, {"empty": "skip"}]
+
+
+def check_all_trec(con, data) -> None:
+    """`con`'s values of ALL_TREC_REST equal DuckDB's, per user and aggregated, to 1e-9 (the
+    text of relstring exactly), under each of ALL_TREC_CASES."""
+    by = "model" if data.grouped else None
+    for conventions in ALL_TREC_CASES:
+        for per_user in (True, False):
+            options = dict(truth=data.truth_table(), by=by, per_user=per_user, **conventions)
+            expected = sqlmetrics.evaluate(DUCKDB, data.recs_table(), ALL_TREC_REST, **options)
+            actual = sqlmetrics.evaluate(con, data.recs_table(), ALL_TREC_REST, **options)
+            assert_close_tables(actual.cast(expected.schema), expected)

@@ -173,3 +173,14 @@ def test_every_internal_link_resolves(path):
         if anchor:
             assert file.suffix == ".md", link
             assert anchor in anchors(file.read_text()), (str(path.relative_to(ROOT)), link)
+
+
+def test_the_tree_in_how_it_works_names_every_package_and_template_folder():
+    """docs/how-it-works.md opens with the repository's tree: a new subpackage or template folder
+    must appear there, and every layer of the import contract in pyproject.toml too."""
+    tree = section(PAGES["how-it-works.md"], "## The tree")
+    packages = sorted(p.parent.name for p in (ROOT / "sqlmetrics").glob("*/__init__.py"))
+    for name in packages + sorted(p.name for p in (ROOT / "sql").iterdir() if p.is_dir()):
+        assert re.search(rf"^\s+(\S+, )?{re.escape(name)}/", tree, flags=re.M), name
+    layers = re.findall(r'^\s+"sqlmetrics\.(\w+)",$', (ROOT / "pyproject.toml").read_text(), flags=re.M)
+    assert " -> ".join(layers) in " ".join(tree.split()), layers

@@ -14,6 +14,7 @@ from cross_engine import (
     DUCKDB,
     assert_close_tables,
     case_id,
+    check_all_trec,
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
     check_beyond_accuracy_units,
@@ -356,3 +357,9 @@ def test_rows_in_duckdb_order(pg):
 @given(data=batch())
 def test_trec_measures_match_duckdb(pg, data):
     check_trec_measures(pg, data)
+
+
+@SETTINGS
+@given(data=batch())
+def test_the_rest_of_all_trec_matches_duckdb(pg, data):
+    check_all_trec(pg, data)

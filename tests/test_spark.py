@@ -17,6 +17,7 @@ from cross_engine import (
     DUCKDB,
     assert_close_tables,
     case_id,
+    check_all_trec,
     check_beyond_accuracy,
     check_beyond_accuracy_errors,
     check_beyond_accuracy_units,
@@ -228,6 +229,13 @@ def test_ansi_mode_on_and_off(spark, ansi):
 def test_trec_measures_match_duckdb(spark, data):
     assume(not degenerate(data, [1]))
     check_trec_measures(spark, data)
+
+
+@SETTINGS
+@given(data=batch(parts=6, tag_groups=True))
+def test_the_rest_of_all_trec_matches_duckdb(spark, data):
+    assume(not degenerate(data, [1]))
+    check_all_trec(spark, data)
 
 
 def test_the_statement_leaves_no_dataset_to_the_jvm(spark):

@@ -19,12 +19,10 @@ from pathlib import Path
 import duckdb
 import pyarrow.compute as pc
 import pytest
+from trec_eval_data import DATA
 from trec_eval_expected import Expected, query_ids, read_trec_eval_output
 
 import sqlmetrics
-
-# The repo is a clone `main/` with the shared data beside it: <root>/main/tests/this_file.py
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "peer_data" / "trec_eval"
 
 # trec_eval prints %6.4f: a value agrees when it is within half a unit of the 4th decimal.
 TOLERANCE = 0.00005 + 1e-12
@@ -68,14 +66,8 @@ ALL_TREC_CASES = ("aq", "aqc", "aql")
 
 
 def data_dir() -> Path:
-    """The trec_eval data directory; a missing directory fails the test (it must not skip)."""
-    if not DATA_DIR.is_dir():
-        pytest.fail(
-            f"trec_eval test data not found at {DATA_DIR}: the parity tests need the shared "
-            "data directory (shared/peer_data/trec_eval) next to the repository clone (main/)",
-            pytrace=False,
-        )
-    return DATA_DIR
+    """trec_eval's test collection, in the repository (tests/data/trec_eval)."""
+    return DATA
 
 
 @dataclass(frozen=True)

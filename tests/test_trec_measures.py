@@ -18,7 +18,7 @@ import duckdb
 import pytest
 import pytrec_eval
 import reference
-from cross_engine import assert_close_tables
+from cross_engine import ALL_TREC_CASES, ALL_TREC_REST, assert_close_tables
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import FAST, EvalData, batch
@@ -477,6 +477,21 @@ def test_trec_measures_in_bigquery_and_snowflake_text(dialect, conventions, data
     )
     rendered = _through_duckdb(data, metrics, conventions, dialect)
     # BigQuery's columns hold no "." (iprec_at_recall_0_50): test_dotted_names_in_bigquery
+    names = [n.replace(".", "_") if dialect == "bigquery" else n for n in expected.column_names]
+    assert rendered.column_names == names
+    assert_close_tables(rendered.rename_columns(expected.column_names).cast(expected.schema), expected)
+
+
+@pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
+@pytest.mark.parametrize("conventions", ALL_TREC_CASES, ids=["defaults", "missing-zero", "skip-empty"])
+@settings(FAST, max_examples=2)
+@given(data=batch())
+def test_the_rest_of_all_trec_in_bigquery_and_snowflake_text(dialect, conventions, data):
+    expected = sqlmetrics.evaluate(
+        CON, data.recs_table(), ALL_TREC_REST, truth=data.truth_table(),
+        by="model" if data.grouped else None, **conventions,
+    )  # fmt: skip
+    rendered = _through_duckdb(data, ALL_TREC_REST, conventions, dialect)
     names = [n.replace(".", "_") if dialect == "bigquery" else n for n in expected.column_names]
     assert rendered.column_names == names
     assert_close_tables(rendered.rename_columns(expected.column_names).cast(expected.schema), expected)

@@ -8,23 +8,17 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
+from trec_eval_data import DATA
 from trec_eval_expected import read_trec_eval_output
 
 import sqlmetrics
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "peer_data" / "trec_eval"
 TOLERANCE = 0.00005 + 1e-12
 
 
 def data_dir() -> Path:
-    """The trec_eval data directory; a missing directory fails the test (it must not skip)."""
-    if not DATA_DIR.is_dir():
-        pytest.fail(
-            f"trec_eval test data not found at {DATA_DIR}: these tests need the shared "
-            "data directory (shared/peer_data/trec_eval) next to the repository clone (main/)",
-            pytrace=False,
-        )
-    return DATA_DIR
+    """trec_eval's test collection, in the repository (tests/data/trec_eval)."""
+    return DATA
 
 
 def write(tmp_path: Path, text: str, name: str = "file.txt") -> Path:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
@@ -17,50 +16,32 @@ from ..errors import (
     SqlMetricsError,
 )
 from ..inputs.columns import find_column
-from ..inputs.identifiers import quote_identifier, quote_string
-from ..inputs.sources import Input, Source
+from ..inputs.sources import Input
 from ..names.metric_names import parse_metrics
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
+from ..statement.duplicates import explained
 from ..statement.exact_sums import with_exact_sums
+from ..statement.keywords import takes_inputs
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import evaluate_in_partitions
-from ..statement.plan import unit_columns
-from ..statement.prepare import prepare, with_truth_hint
+from ..statement.plan import ColumnNames
+from ..statement.prepare import prepare
 from ..statement.templates import render
 from ..stats import intervals
 
 
+@takes_inputs(last=("partitions", "progress", "confidence"))
 def evaluate(
     con: Any,
     recs: Input,
     metrics: str | Sequence[str],
     *,
-    truth: Input | None = None,
     by: str | Sequence[str] | None = None,
     per_user: bool = False,
-    user: str | Sequence[str] = "user_id",
-    item: str = "item_id",
-    score: str = "score",
-    rank: str | None = None,
-    relevance: str | Mapping[str, float] | None = None,
-    action: str | None = None,
-    ties: str | None = None,
-    threshold: float | str | None = None,
-    gain: str | None = None,
-    empty: str | None = None,
-    missing: str | None = None,
-    ap_denominator: str | None = None,
-    duplicates: str | None = None,
-    truth_duplicates: str | None = None,
-    short_lists: str | None = None,
-    profile: str | None = None,
-    history: Input | None = None,
-    catalog: Input | None = None,
-    item_features: Input | None = None,
-    features: str = "features",
     partitions: int = 1,
     progress: bool = False,
     confidence: float | None = None,
+    **inputs: Any,
 ) -> pa.Table:
     """Evaluate ranking metrics inside DuckDB, in one SQL statement, and return Arrow.
 
@@ -72,9 +53,11 @@ def evaluate(
     truth: a table of (user, item[, relevance]); without it, recs must carry the relevance.
     user: the unit's key, a column or a list of columns: user=["user_id", "day"] evaluates one
     ranked list per (user, day), joined to truth on both (history: on those it has).
-    metrics: names like "ndcg@10", "map@10", "recall@20", "r_precision", and the beyond-accuracy
-    metrics "fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
-    "popularity@10", "diversity@10", "serendipity@10", "personalization@10".
+    metrics: a list of names, or one string of names separated by commas or spaces as the
+    command line's --metrics ("ndcg@10,map@10"): names like "ndcg@10", "map@10", "recall@20",
+    "r_precision", and the beyond-accuracy metrics "fcp", "catalog_coverage@10",
+    "distributional_coverage@10", "gini@10", "novelty@10", "popularity@10", "diversity@10",
+    "serendipity@10", "personalization@10".
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
     serendipity); catalog: a table of all items (default: the items of history); item_features:
     a table of (item, features vector) for cosine similarity (diversity, serendipity).
@@ -110,38 +93,14 @@ def evaluate(
     engine = for_connection(con, describe_only=False)
     try:
         template, context, recs_source, truth_source, _ = prepare(
-            engine,
-            recs,
-            metrics,
-            truth=truth,
-            by=by,
-            per_user=per_user,
-            user=user,
-            item=item,
-            score=score,
-            rank=rank,
-            relevance=relevance,
-            action=action,
-            ties=ties,
-            threshold=threshold,
-            gain=gain,
-            empty=empty,
-            missing=missing,
-            ap_denominator=ap_denominator,
-            duplicates=duplicates,
-            truth_duplicates=truth_duplicates,
-            short_lists=short_lists,
-            profile=profile,
-            history=history,
-            catalog=catalog,
-            item_features=item_features,
-            features=features,
+            engine, recs, metrics, by=by, per_user=per_user, **inputs
         )
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
         if template == GROUPED_TEMPLATE and (partitions != 1 or confidence is not None):
             # (both count one set of users per group; these metrics average over different ones)
             option = f"partitions={partitions}" if partitions != 1 else f"confidence={confidence}"
+            profile = inputs["profile"]
             raise ConventionError(
                 f"{option} cannot evaluate metrics under different conventions together "
                 f"({grouped_labels(context)}{f': profile={profile!r}' if profile else ''}); "
@@ -170,21 +129,25 @@ def evaluate(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            message = str(exc)
-            if engine.dialect == "duckdb":
-                message = _with_example(con, exc, recs_source, truth_source, user, item)
-            raise DuplicateRowError(with_truth_hint(message)) from None
+            names = ColumnNames.of(inputs)
+            raise explained(engine, exc, recs_source, truth_source, names, by) from None
     finally:
         engine.release()
 
 
+@takes_inputs(last=("partitions", "progress", "confidence"))
 def sql(
     con: Any,
     recs: Input,
     metrics: str | Sequence[str],
     *,
     dialect: str | None = None,
-    **options: Any,
+    by: str | Sequence[str] | None = None,
+    per_user: bool = False,
+    partitions: int = 1,
+    progress: bool = False,
+    confidence: float | None = None,
+    **inputs: Any,
 ) -> str:
     """The SQL text evaluate() would run with the same arguments; run in plain DuckDB (its
     CLI included) it gives the same table. Inputs must be nameable outside this process: a
@@ -212,20 +175,18 @@ def sql(
     """
     engine = for_connection(con)
     try:
-        options = _with_defaults(options)
-        if options.pop("partitions") != 1:
+        if partitions != 1:
             raise ConventionError(
                 "sql() returns one statement; partitions= splits the work into several, so it "
                 "is an option of evaluate() only"
             )
-        del options["progress"]
-        if options.pop("confidence") is not None:
+        if confidence is not None:
             raise ConventionError(
                 "sql() returns the statement of the means; confidence= is an option of "
                 "evaluate() (and compare())"
             )
         template, context, recs_source, truth_source, others = prepare(
-            engine, recs, metrics, dialect=dialect, **options
+            engine, recs, metrics, dialect=dialect, by=by, per_user=per_user, **inputs
         )
         text = render(template, context)
         for source in (recs_source, truth_source, *others):
@@ -239,49 +200,3 @@ def sql(
         engine.release()
 
 
-_KEYWORDS = frozenset(
-    name
-    for name, parameter in inspect.signature(evaluate).parameters.items()
-    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-)
-
-
-def _with_defaults(options: dict[str, Any]) -> dict[str, Any]:
-    """evaluate()'s keyword arguments with its own defaults, so sql() can never drift from it."""
-    defaults = {
-        name: parameter.default
-        for name, parameter in inspect.signature(evaluate).parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-    unknown = sorted(set(options) - set(defaults))
-    if unknown:
-        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
-    return {**defaults, **options}
-
-
-def _with_example(
-    con, exc: DuplicateRowError, recs: Source, truth: Source | None, user: Any, item: str
-) -> str:
-    """Name the duplicated item too: a second, targeted look, only on this error path."""
-    if not str(exc).startswith(("recs", "truth")):
-        return str(exc)  # item_features names its duplicated item itself
-    source = truth if str(exc).startswith("truth") and truth is not None else recs
-    unit = [next((c for c in source.columns if c.lower() == k.lower()), k) for k in unit_columns(user)]
-    item_col = next((c for c in source.columns if c.lower() == item.lower()), item)
-    # the unit as the message ends: " for user_id = 1[, day = 2026-11-01]" (inputs/problems.sql.j2)
-    described = " || ".join(
-        f"{quote_string((' for ' if i == 0 else ', ') + column + ' = ')} || "
-        f"CAST({quote_identifier(column)} AS VARCHAR)"
-        for i, column in enumerate(unit)
-    )
-    try:
-        row = con.execute(
-            f"SELECT CAST({quote_identifier(item_col)} AS VARCHAR) FROM {source.sql} "
-            f"WHERE ends_with(?, {described}) "
-            f"GROUP BY {', '.join(map(quote_identifier, unit))}, {quote_identifier(item_col)} "
-            "HAVING count(*) > 1 LIMIT 1",
-            [str(exc)],
-        ).fetchall()
-    except duckdb.Error:
-        row = []
-    return f"{exc}, {item_col} = {row[0][0]}" if row else str(exc)

@@ -5,13 +5,12 @@ are names for evaluate() only."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 
-from ..inputs.sources import Input
 from ..names.metric_names import check_cutoff
 from ..names.registry import METRICS
 from .evaluation import evaluate
@@ -26,23 +25,30 @@ def _names(metric: str, k: int | Sequence[int] | None) -> list[str]:
 
 def _metric_function(metric: str):
     definition = METRICS[metric]
+    # evaluate()'s signature with `metrics` replaced by the cutoff `k` (or by nothing, for the
+    # metrics without one): every keyword of evaluate(), shown explicitly by help()
+    evaluate_parameters = list(inspect.signature(evaluate).parameters.values())
+    cutoff = inspect.Parameter(
+        "k", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=10, annotation="int | Sequence[int] | None"
+    )
+    parameters = [p if p.name != "metrics" else cutoff for p in evaluate_parameters]
+    if not definition.needs_cutoff:
+        parameters.remove(cutoff)
+    signature = inspect.signature(evaluate).replace(parameters=parameters)
 
+    def function(*args: Any, **kwargs: Any) -> pa.Table:
+        bound = signature.bind(*args, **kwargs)
+        con, recs = bound.args[:2]
+        k = bound.arguments.get("k", 10) if definition.needs_cutoff else None
+        names = _names(metric, k) if definition.needs_cutoff else [metric]
+        return evaluate(con, recs, names, **bound.kwargs)
+
+    function.__signature__ = signature  # type: ignore[attr-defined]
     if definition.needs_cutoff:
-
-        def function(
-            con: duckdb.DuckDBPyConnection, recs: Input, k: int | Sequence[int] | None = 10,
-            **options: Any,
-        ) -> pa.Table:
-            return evaluate(con, recs, _names(metric, k), **options)
-
         example = (
             f'sqlmetrics.{metric}(con, "events", k=[5, 10])  # columns {metric}@5, {metric}@10'
         )
     else:
-
-        def function(con: duckdb.DuckDBPyConnection, recs: Input, **options: Any) -> pa.Table:
-            return evaluate(con, recs, [metric], **options)
-
         example = f'sqlmetrics.{metric}(con, "recs", truth="purchases")'
 
     function.__name__ = function.__qualname__ = metric

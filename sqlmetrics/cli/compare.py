@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from ..stats.compare import compare
 
     options.require_metrics(args)
+    options.refuse_overwriting("compare", "--output", args.output, options.evaluation_inputs(args))
     if args.per_user:
         raise options.UsageError("sqlmetrics compare: --per-user is an option of evaluate")
     if not args.by:

@@ -83,6 +83,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..reports import formats
 
+    options.refuse_overwriting("evaluate", "--output", args.output, options.evaluation_inputs(args))
     fmt = formats.format_for(args.output, args.format)
     if fmt == "parquet" and not args.output:
         raise options.UsageError("sqlmetrics evaluate: --format parquet needs --output PATH")
@@ -145,22 +146,25 @@ def _evaluate_trec(args: argparse.Namespace, source: Any, is_run: bool) -> int:
         )
     # runid is no metric: trec_eval prints the run's tag when -m names it or a group holds it
     wants_runid = any(n == "runid" or "runid" in TREC_GROUPS.get(n, ()) for n in args.metrics)
-    metrics = [n for n in args.metrics if n != "runid"]
-    labels = [m.label for m in parse_metrics(metrics)]
+    metrics = trec_output.last_parameters_win([n for n in args.metrics if n != "runid"])
+    requested = parse_metrics(metrics)
     keywords = options.evaluation_options(args)
+    extra = trec_output.extra_labels(requested, keywords.get("missing"), keywords.get("threshold"))
     con = options.connection(args)
     try:
         if args.memory_limit:
             con.execute(f"SET memory_limit = {quote_string(args.memory_limit)}").fetchall()
-        means = api.evaluate(con, source, metrics, **{**keywords, "per_user": False})
-        per_query = api.evaluate(con, source, metrics, **keywords) if args.per_user else None
+        # the `all` lines come from the per-query values, added as trec_eval adds them
+        per_query = api.evaluate(con, source, [*metrics, *extra], **{**keywords, "per_user": True})
     finally:
         con.close()
     runid = None
     if wants_runid and is_run and source.num_rows:
         runid = source.column("run")[source.num_rows - 1].as_py()  # the last line's tag
-    user_column = per_query.column_names[0] if per_query is not None else None
-    text = trec_output.render(means, labels, per_query=per_query, user_column=user_column, runid=runid)
+    text = trec_output.render(
+        per_query, requested, user_column=per_query.column_names[0], show_per_query=args.per_user,
+        runid=runid,
+    )  # fmt: skip
     if args.output:
         Path(args.output).write_bytes(text.encode("utf-8"))
     else:

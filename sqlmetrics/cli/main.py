@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import duckdb
 
 from ..errors import SqlMetricsError
-from . import compare, evaluate, interrupt, options, report, sql
+from . import compare, evaluate, interrupt, macros, off_policy, options, report, sql
 
 # DuckDB errors that come from what the user gave (a file, a column, a value), not from a bug.
 _INPUT_ERRORS = tuple(
@@ -44,6 +44,7 @@ examples:
       --metrics ndcg@10,recall@20 --action event_type --relevance purchase=3,add_to_cart=2,view=1
   sqlmetrics evaluate results.test --truth qrels.test --metrics ndcg@10,map@1000,r_precision
   sqlmetrics sql recs --db warehouse.duckdb --truth purchases --metrics ndcg@10
+  sqlmetrics macros -o sqlmetrics_macros.sql      (then in the DuckDB CLI: .read sqlmetrics_macros.sql)
   sqlmetrics report daily.toml --from 2026-11-01 --to 2026-11-07 --html report.html
 
 exit status:
@@ -71,8 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate.register(commands)
     sql.register(commands)
+    macros.register(commands)
     report.register(commands)
     compare.register(commands)
+    off_policy.register(commands)
     return parser
 
 

@@ -4,8 +4,11 @@ command takes (inputs, column names, conventions) and how they become the API's 
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,9 @@ import duckdb
 
 from ..errors import SqlMetricsError
 from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
+from ..names.metric_names import split_metric_list as metric_list
 from ..names.profiles import PROFILES
+from ..statement import keywords
 from .interrupt import watched
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -56,27 +61,6 @@ def unit_key(text: str) -> str | list[str]:
     if not all(parts):
         raise argparse.ArgumentTypeError(f"{text!r} is not a column or a comma-separated list of columns")
     return parts[0] if len(parts) == 1 else parts
-
-
-def metric_list(text: str) -> list[str]:
-    """Metric names separated by commas or spaces, except inside ir_measures' parentheses
-    ("nDCG(dcg='exp-log2')@10") and trec_eval's parameter lists ("P.5,10" is one name)."""
-    parts, current, depth = [], "", 0
-    for char in text:
-        depth += (char == "(") - (char == ")")
-        if char in ", " and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    names: list[str] = []
-    for part in filter(None, (p.strip() for p in parts)):
-        if names and re.fullmatch(r"[0-9.]+", part) and re.fullmatch(r"\w+\.[0-9.,]*", names[-1]):
-            names[-1] += "," + part  # the next cutoff of "P.5,10"
-        else:
-            names.append(part)
-    return names
 
 
 def memory_size(text: str) -> str:
@@ -224,21 +208,62 @@ def source_input(text: str | None) -> Any:
     return text
 
 
+# The shared keywords (statement/keywords.py) the command line does not offer: inputs for the
+# beyond-accuracy metrics, which the commands have no options for yet
+NOT_ON_THE_COMMAND_LINE = frozenset({"history", "catalog", "item_features", "features"})
+
+
 def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "truth": source_input(args.truth),
-        "by": args.by,
-        "per_user": args.per_user,
-        "user": args.user,
-        "item": args.item,
-        "score": args.score,
-        "rank": args.rank,
-        "relevance": relevance_grades(args.relevance),
-        "action": args.action,
-        "threshold": args.threshold,
-        "profile": args.profile,
-        **{name: getattr(args, name) for name in CHOICES},
+    """The API's keywords from the parsed options: each shared keyword from the option of its
+    name (--truth and --relevance converted), plus by and per_user."""
+    converted = {"truth": source_input(args.truth), "relevance": relevance_grades(args.relevance)}
+    shared = {
+        name: converted[name] if name in converted else getattr(args, name)
+        for name in keywords.NAMES
+        if name not in NOT_ON_THE_COMMAND_LINE
     }
+    return {**shared, "by": args.by, "per_user": args.per_user}
+
+
+def refuse_overwriting(
+    command: str, option: str, output: str | None, inputs: Iterable[tuple[str, str | None]]
+) -> None:
+    """Refuse (exit status 2, before anything is written) an output path that names one of the
+    command's inputs: (what, path or glob) pairs, e.g. ("SOURCE", "recs.parquet"), ("--db",
+    "warehouse.duckdb"); an input that names no file (a table, a URL) has none to overwrite.
+    Paths are compared resolved (symbolic links followed) and, where both exist, as the same
+    file (a hard link); a glob, by the files it matches.
+
+    >>> refuse_overwriting("sql", "--output", "out.sql", [("SOURCE", "recs"), ("--truth", None)])
+    """
+    if not output:
+        return
+    target = Path(output).expanduser().resolve()
+    for what, text in inputs:
+        if not text:
+            continue
+        paths = glob.glob(text, recursive=True) if glob.has_magic(text) else [text]
+        for path in paths:
+            candidate = Path(path).expanduser()
+            if not candidate.is_file():  # a table's name, a URL: no file to overwrite
+                continue
+            same = candidate.resolve() == target
+            if not same and target.exists():
+                try:
+                    same = os.path.samefile(candidate, target)
+                except OSError:
+                    same = False
+            if same:
+                named = text if path == text else f"{text} ({path})"
+                raise UsageError(
+                    f"sqlmetrics {command}: {option} {output!r} is the {what} {named!r}; writing "
+                    "there would overwrite it: choose another path"
+                )
+
+
+def evaluation_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The files an evaluating command reads: SOURCE, --truth, --db."""
+    return [("SOURCE", args.source), ("--truth", args.truth), ("--db", args.db)]
 
 
 def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:

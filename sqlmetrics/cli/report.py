@@ -160,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
     if args.timezone is not None:
         config = dataclasses.replace(config, timezone=check_timezone(args.timezone))
     periods = _periods(args, config.period, config.timezone)
+    read = [("config", args.config), ("warehouse", config.warehouse),
+            ("recommendations", config.recommendations), ("truth", config.truth)]  # fmt: skip
+    options.refuse_overwriting("report", "--html", args.html, read)
     if not Path(config.warehouse).exists():
         named = [s for s in (config.recommendations, config.truth) if s and not _looks_like_path(s)]
         if named:

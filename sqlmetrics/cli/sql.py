@@ -44,6 +44,7 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     options.require_metrics(args)
+    options.refuse_overwriting("sql", "--output", args.output, options.evaluation_inputs(args))
     con = options.connection(args)
     try:
         source = options.source_input(args.source)

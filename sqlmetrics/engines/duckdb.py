@@ -10,17 +10,39 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ..errors import UnknownTableError
+from ..errors import UnknownTableError, UnsupportedError
 from ..inputs.sources import Registrations, Source, first_line, resolve, unreadable
 from ..statement.run import input_problem, problem_error, run
 
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 
 
+# (DuckDB 2: a connection streams one result at a time; earlier versions have no such error)
+_IN_USE = getattr(duckdb, "ResourceInUseException", ())
+
+
+def _require_no_open_result(con: duckdb.DuckDBPyConnection) -> None:
+    """Refuse, in one line that says what to do, a connection whose streaming result (an Arrow
+    RecordBatchReader not read to its end) is still open: DuckDB 2 runs no other statement on it
+    and would raise its raw ResourceInUseException from the middle of the call."""
+    try:
+        con.execute("SELECT 1").fetchall()
+    except _IN_USE:
+        raise UnsupportedError(
+            "this DuckDB connection is still streaming a result (a RecordBatchReader from "
+            "to_arrow_reader() or fetch_record_batch(), not read to its end), and DuckDB runs no "
+            "other statement on it until it is: read it to the end or close it (reader.close()) "
+            "first, or evaluate on another connection"
+        ) from None
+    except duckdb.Error:
+        pass  # an aborted transaction, a closed connection: the call itself says so
+
+
 class DuckDBEngine:
     dialect = "duckdb"
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        _require_no_open_result(con)
         self.con = con
         self.registrations = Registrations(con)
         self.files: list[tuple[str, Source]] = []  # (role, source) of each file input

@@ -11,8 +11,12 @@ from ..errors import ConventionError, InvalidCutoffError, UnknownMetricError
 from . import peer_names
 from .registry import METRICS, MetricDefinition
 
-# a name is letters, digits, "_" and "." (iprec_at_recall_0.50, 11pt_avg), then perhaps @k
-_NAME = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9_.]*?)\s*(?:@\s*(\S+))?\s*$")
+# a name is letters, digits, "_" and "." (iprec_at_recall_0.50, 11pt_avg), then perhaps @k;
+# no space inside: the name is also the result's column ("ndcg@ 10" is refused, not renamed;
+# spaces around a name are dropped)
+_NAME = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.]*?)(?:@(\S+))?$")
+# the same with spaces allowed, to say what is wrong with "ndcg@ 10" or "ndcg @10"
+_SPACED_NAME = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.]*?)\s*(?:@\s*(\S+))?$")
 # names are matched without case (set_P, set_p)
 _BY_NAME = {name.lower(): definition for name, definition in METRICS.items()}
 
@@ -69,8 +73,16 @@ def parse_metric(label: str) -> RequestedMetric:
     ranking metric without @k ("ndcg", "map") is over the whole list, as trec_eval's measures."""
     if not isinstance(label, str):
         raise UnknownMetricError(f"a metric name must be a string like 'ndcg@10', got {label!r}")
+    label = label.strip()  # as the peers' names are read (peer_names.resolve)
     match = _NAME.match(label)
     if not match:
+        spaced = _SPACED_NAME.match(label)
+        if spaced and spaced.group(1).lower() in _BY_NAME:
+            written = spaced.group(1) + (f"@{spaced.group(2)}" if spaced.group(2) else "")
+            raise UnknownMetricError(
+                f"metric name {label!r} has a space in it; a name is also its result column, "
+                f"so write it without spaces: {written!r}"
+            )
         raise _unknown(label)
     name, cutoff = match.group(1).lower(), match.group(2)
     definition = _BY_NAME.get(name)
@@ -102,12 +114,57 @@ def require_means(metrics: list[RequestedMetric], what: str) -> None:
         )
 
 
+# The most metrics one call evaluates (after a trec_eval group's expansion): each is columns of
+# one statement, and DuckDB plans a statement in time that grows faster than its metrics (one
+# row, ndcg@1..ndcg@n, CPU seconds to plan and run: 100 0.6, 200 1.5, 400 11, 500 14, 1,000 106;
+# docs/errors.md). The statement's own text renders in linear time (about 0.5 ms per metric).
+MAX_METRICS = 500
+
+
+def split_metric_list(text: str) -> list[str]:
+    """Metric names separated by commas or spaces, except inside ir_measures' parentheses
+    ("nDCG(dcg='exp-log2')@10") and trec_eval's parameter lists ("P.5,10" is one name); a space
+    beside "@" stays in its name ("ndcg@ 10"), which parse_metric then refuses by name.
+    The command line's --metrics and evaluate()'s metrics given as one string both use it.
+
+    >>> split_metric_list("ndcg@10,map@10 recall@20")
+    ['ndcg@10', 'map@10', 'recall@20']
+    >>> split_metric_list("P.5,10, nDCG(dcg='exp-log2')@10")
+    ['P.5,10', "nDCG(dcg='exp-log2')@10"]
+    """
+    parts, current, depth = [], "", 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        beside_at = char == " " and (
+            current.rstrip().endswith("@") or text[i:].lstrip(" ").startswith("@")
+        )
+        if char in ", " and depth == 0 and not beside_at:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    names: list[str] = []
+    for part in filter(None, (p.strip() for p in parts)):
+        if names and re.fullmatch(r"[0-9.]+", part) and re.fullmatch(r"\w+\.[0-9.,]*", names[-1]):
+            names[-1] += "," + part  # the next cutoff of "P.5,10"
+        else:
+            names.append(part)
+    return names
+
+
 def parse_metrics(metrics: str | list[str] | tuple[str, ...]) -> list[RequestedMetric]:
-    """Parse a list of metric names (or one name); each may be requested once."""
-    labels = [metrics] if isinstance(metrics, str) else list(metrics)
+    """Parse a list of metric names, or one string of names separated by commas or spaces as
+    the command line takes them ("ndcg@10,map@10"); each may be requested once."""
+    labels = split_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
     if not labels:
         raise UnknownMetricError("no metric requested: pass names like ['ndcg@10', 'map@10']")
     parsed = [m for label in labels for m in _parse_any(label)]
+    if len(parsed) > MAX_METRICS:
+        raise UnknownMetricError(
+            f"{len(parsed):,} metrics requested in one call; at most {MAX_METRICS} are (a "
+            "statement of more takes DuckDB minutes to plan): split them into several calls"
+        )
     seen: dict[tuple, str] = {}
     for m in parsed:
         key = (m.name, m.k, m.overrides, m.param)

@@ -43,6 +43,9 @@ class Resolved:
 # a template ("{k}" a cutoff, "{r}" a recall level) or None (no equivalent in sqlmetrics).
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(i / 10 for i in range(11))
+_MULTIPLES = tuple(i / 5 for i in range(1, 11))  # Rprec_mult's: 0.2, 0.4, ..., 2.0
+# measures whose cutoffs are fractions, printed "%3.2f" (iprec_at_recall_0.50, Rprec_mult_0.20)
+_FRACTIONS = frozenset({"iprec_at_recall", "Rprec_mult"})
 TREC_MEASURES: tuple[tuple[str, str | None, tuple | None], ...] = (
     # (name, sqlmetrics template, default cutoffs: None for a measure without cutoffs)
     ("runid", None, None),
@@ -57,35 +60,37 @@ TREC_MEASURES: tuple[tuple[str, str | None, tuple | None], ...] = (
     ("recip_rank", "mrr", None),
     ("iprec_at_recall", "iprec_at_recall_{r}", _LEVELS),
     ("P", "precision@{k}", _CUTS),
-    ("relstring", None, None),
+    ("relstring", "relstring", None),
     ("recall", "recall@{k}", _CUTS),
-    ("infAP", None, None),
-    ("gm_bpref", None, None),
-    ("Rprec_mult", None, None),
-    ("utility", None, None),
+    ("infAP", "infAP", None),
+    ("gm_bpref", "gm_bpref", None),
+    ("Rprec_mult", "Rprec_mult", _MULTIPLES),  # Rprec_mult_0.20: Rprec_mult with x = 0.2
+    ("utility", "utility", None),
     ("11pt_avg", "11pt_avg", None),
-    ("binG", None, None),
-    ("G", None, None),
+    ("binG", "binG", None),
+    ("G", "G", None),
     ("ndcg", "ndcg", None),
-    ("ndcg_rel", None, None),
-    ("Rndcg", None, None),
+    ("ndcg_rel", "ndcg_rel", None),
+    ("Rndcg", "Rndcg", None),
     ("ndcg_cut", "ndcg@{k}", _CUTS),
     ("map_cut", "map@{k}", _CUTS),
-    ("relative_P", None, _CUTS),
+    ("relative_P", "relative_P@{k}", _CUTS),
     ("success", "hit_rate@{k}", (1, 5, 10)),  # success_k = hit_rate@k
     ("set_P", "set_P", None),
-    ("set_relative_P", None, None),
+    ("set_relative_P", "set_relative_P", None),
     ("set_recall", "set_recall", None),
-    ("set_map", None, None),
+    ("set_map", "set_map", None),
     ("set_F", "set_F", None),
-    ("num_nonrel_judged_ret", None, None),
-    ("rbp", None, None),
-    ("rbp_resid", None, None),
-    ("unj", None, (5, 10, 20)),
+    ("num_nonrel_judged_ret", "num_nonrel_judged_ret", None),
+    ("rbp", "rbp", None),
+    ("rbp_resid", "rbp_resid", None),
+    ("unj", "unj@{k}", (5, 10, 20)),
 )
 _TREC = {name: (template, cuts) for name, template, cuts in TREC_MEASURES}
 # trec_eval prints no per-query line for these (print_single_meas is empty)
 TREC_NOT_PER_QUERY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
+# trec_eval prints these as quoted text per query, and no `all` line
+TREC_TEXTS = frozenset({"relstring"})
 TREC_COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 _OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
              "bpref", "recip_rank", "iprec_at_recall", "P")  # fmt: skip
@@ -98,8 +103,10 @@ TREC_GROUPS: dict[str, tuple[str, ...]] = {
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),  # fmt: skip
 }
-# measures with one float parameter that sqlmetrics takes: set_F.0.5 (its beta, default 1)
-_TREC_FLOAT_PARAMETER = frozenset({"set_F"})
+# measures with one float parameter that sqlmetrics takes: set_F.0.5 (its beta, default 1),
+# relstring.20 (its length), rbp.p=0.8 and rbp_resid.p=0.8 (the persistence, "name=value")
+_TREC_FLOAT_PARAMETER = frozenset({"set_F", "relstring", "rbp", "rbp_resid"})
+_TREC_NAMED_PARAMETER = {"rbp": "p", "rbp_resid": "p"}
 _TREC_CUT = re.compile(r"^([A-Za-z_]+?)_([0-9]+|[0-9]\.[0-9]{2})$")
 _ATOL = re.compile(r"^\s*([+-]?[0-9]+)")
 
@@ -121,12 +128,13 @@ def _level(value: float) -> str:
 
 def _trec_member(name: str, value: float | int) -> PeerName:
     template, _ = _TREC[name]
-    if name == "iprec_at_recall":
+    if name in _FRACTIONS:
         label = f"{name}_{_level(value)}"
     else:
         label = f"{name}_{value}"
     canonical = None if template is None else template.format(k=value, r=_level(value))
-    return PeerName(label, canonical)
+    # Rprec_mult_x: one metric whose parameter is x
+    return PeerName(label, canonical, param=float(value) if name == "Rprec_mult" else None)
 
 
 def _trec_cutoffs(name: str, params: str | None) -> list:
@@ -137,7 +145,7 @@ def _trec_cutoffs(name: str, params: str | None) -> list:
         return list(defaults)
     values = []
     for part in params.split(","):
-        if name == "iprec_at_recall":
+        if name in _FRACTIONS:
             try:
                 values.append(float(part))
             except ValueError:
@@ -167,7 +175,16 @@ def _trec(name: str, in_group: bool = False) -> Resolved | None:
             return Resolved(tuple(members), group=True)
         if dot and base in _TREC_FLOAT_PARAMETER:
             # trec_eval prints the measure as name_params, the parameters as typed
-            return Resolved((PeerName(f"{base}_{params}", template, param=_float_parameter(name, params)),))
+            value = params
+            if base in _TREC_NAMED_PARAMETER:
+                key, equals, value = params.partition("=")
+                if not equals:
+                    return None  # rbp.95: ranx's name
+                if key != _TREC_NAMED_PARAMETER[base]:
+                    raise UnknownMetricError(
+                        f"trec_eval's {name}: write {base}.{_TREC_NAMED_PARAMETER[base]}=VALUE"
+                    )
+            return Resolved((PeerName(f"{base}_{params}", template, param=_float_parameter(name, value)),))
         if dot:
             raise UnknownMetricError(f"trec_eval's {base} takes no parameters here: write {base!r}")
         if cuts is not None:  # `recall`: sqlmetrics' recall of the whole list
@@ -180,10 +197,16 @@ def _trec(name: str, in_group: bool = False) -> Resolved | None:
             if "." not in value:
                 return None
             return Resolved((PeerName(name, f"iprec_at_recall_{value}"),))
+        if base == "Rprec_mult":
+            if "." not in value:
+                return None
+            return Resolved((PeerName(name, "Rprec_mult", param=float(value)),))
         if "." in value:
             return None
         template = _TREC[base][0]
         return Resolved((PeerName(name, None if template is None else template.format(k=int(value))),))
+    if match and match.group(1) == "relstring" and "." not in match.group(2):
+        return Resolved((PeerName(name, "relstring", param=float(match.group(2))),))  # relstring_20
     return None
 
 
@@ -207,7 +230,12 @@ _IR: dict[str, tuple[str | None, str | None, bool]] = {
     "SetR": ("set_recall", None, True),
     "SetF": ("set_F", None, True),
     "IPrec": (None, "iprec_at_recall_{r}", True),
+    "ERR": ("err", "err@{k}", False),  # gdeval's; ERR(max_grade=3)@10: sqlmetrics' parameter
+    "nERR": ("nerr", "nerr@{k}", False),  # (sqlmetrics' name in ir_measures' form)
+    "RBP": ("rbp_gain", "rbp_gain@{k}", True),  # graded; RBP(rel=2): binary at grade 2
 }
+# the one number each measure takes, by its parameter's name (registry.py's `parameter`)
+_IR_PARAMETER = {"SetF": "beta", "RBP": "p", "ERR": "max_grade", "nERR": "max_grade"}
 _IR_NAME = re.compile(r"^([A-Za-z]+)(?:\((.*)\))?(?:@([0-9.]+))?$")
 _IR_PARAM = re.compile(r"""^\s*([a-z_]+)\s*=\s*(?:'([^']*)'|"([^"]*)"|([^'",\s]+))\s*$""")
 
@@ -238,13 +266,16 @@ def _ir(name: str) -> Resolved | None:
         overrides.append(("threshold", int(rel)))
         if measure == "NumRet":
             bare = "num_rel_ret"
+        if measure == "RBP":
+            overrides.append(("gain", "binary"))
     if measure == "nDCG" and "dcg" in params:
         dcg = params.pop("dcg")
         if dcg not in ("log2", "exp-log2"):
             raise UnknownMetricError(f"{name}: dcg= is 'log2' or 'exp-log2' here, got {dcg!r}")
         if dcg == "exp-log2":
             overrides.append(("gain", "exponential"))
-    beta = _float_parameter(name, params.pop("beta")) if measure == "SetF" and "beta" in params else None
+    number = _IR_PARAMETER.get(measure)
+    beta = _float_parameter(name, params.pop(number)) if number in params else None
     if params:
         raise UnknownMetricError(
             f"{name}: sqlmetrics has no equivalent of ir_measures' {measure} with "
@@ -283,10 +314,18 @@ _RANX: dict[str, tuple[str, str | None, bool]] = {
     "r-precision": ("r_precision", None, False),  # ranx 0.3's spelling
     "bpref": ("bpref", None, False),
 }
+_RANX_RBP = re.compile(r"^rbp\.([0-9]+)(?:-l([0-9]+))?$")
 _RANX_NAME = re.compile(r"^([a-z_0-9-]+?)(?:@([0-9]+))?(?:-l([0-9]+))?$")
 
 
 def _ranx(name: str) -> Resolved | None:
+    rbp = _RANX_RBP.match(name)
+    if rbp:
+        # rbp.95: p = 0.95, the grades of the judgments at or above rel_lvl as gains
+        overrides: list[tuple[str, object]] = [("gain_from_threshold", True)]
+        if rbp.group(2) is not None:
+            overrides.insert(0, ("threshold", int(rbp.group(2))))
+        return Resolved((PeerName(name, "rbp_gain", tuple(overrides), "ranx", float(f"0.{rbp.group(1)}")),))
     match = _RANX_NAME.match(name)
     if not match or match.group(1) not in _RANX:
         return None
@@ -340,6 +379,27 @@ def suggestions() -> list[str]:
             names.extend(_trec_member(name, v).label for v in cuts)
     names += [*_IR, *_RANX]
     return names
+
+
+def trec_name(name: str, k: int | None) -> str | None:
+    """trec_eval's name for sqlmetrics' metric `name` (the registry's) at cutoff k, or None
+    where trec_eval has none (mrr@10: its recip_rank takes no cutoff).
+
+    >>> trec_name("ndcg", 10), trec_name("precision", 5), trec_name("mrr", None), trec_name("mrr", 10)
+    ('ndcg_cut_10', 'P_5', 'recip_rank', None)
+    """
+    for trec, template, cuts in TREC_MEASURES:
+        if template is None:
+            continue
+        if "{k}" in template and k is not None and template == f"{name}@{{k}}":
+            return f"{trec}_{k}"
+        if "{" not in template and k is None and template == name:
+            return trec
+        if "{r}" in template and k is None and cuts is not None:  # iprec_at_recall_0.10
+            levels = {template.format(r=_level(value)) for value in cuts}
+            if name in levels:
+                return name
+    return None
 
 
 def trec_position(label: str) -> tuple[int, float] | None:

@@ -21,13 +21,15 @@ class MetricDefinition:
     # (set_F: trec_eval's set_F.0.5, ir_measures' SetF(beta=0.5)); "": none
     parameter: str = ""
     # how a group's value comes from its units' values: "mean"; "sum" (trec_eval's num_*);
-    # "geometric" (gm_map: exp(mean(ln(max(value, 1e-5)))), trec_eval's floor)
+    # "geometric" (gm_map: exp(mean(ln(max(value, 1e-5)))), trec_eval's floor); "none" (a
+    # text per unit, relstring: no group value)
     aggregate: str = "mean"
     # per-unit values (the terms of the group's exact sum) below 2^bound: the fast exact sum's
     # scale (sql/exact_sum.sql.j2); a larger value only costs a second, wide run
     bound: int = 1
     # what the macro reads beyond the judged rows (rel > 0): "retrieved" (the list's length,
-    # _retrieved), "judgments" (every truth row, of any grade: _judged, _nonrelevant)
+    # _retrieved), "judgments" (every truth row, of any grade: _judged, _nonrelevant),
+    # "grades" (the truth's grade as given: _grade)
     reads: tuple[str, ...] = ()
     whole_list_reads: tuple[str, ...] = ()  # ... and what it reads without @k only
     # ... and with @k under short_lists="evidently" (it then reads the list's length N)
@@ -52,6 +54,11 @@ _BPREF = "metrics/bpref.sql.j2"
 _IPREC = "metrics/interpolated_precision.sql.j2"
 _COUNTS = "metrics/counts.sql.j2"
 _JUDGED = "metrics/judged.sql.j2"
+_INFAP = "metrics/inferred_ap.sql.j2"
+_RBP = "metrics/rank_biased.sql.j2"
+_GAIN_AT_HITS = "metrics/gain_at_hits.sql.j2"
+_RELSTRING = "metrics/relstring.sql.j2"
+_CASCADE = "metrics/cascade.sql.j2"
 _FCP = "beyond/fcp.sql.j2"
 _COVERAGE = "beyond/coverage.sql.j2"
 _NOVELTY = "beyond/novelty.sql.j2"
@@ -177,6 +184,172 @@ METRICS: dict[str, MetricDefinition] = {
             _JUDGED,
             "items of the top k with a truth row of any grade / min(k, N)",
             reads=("retrieved", "judgments"),
+        ),
+        # the rest of trec_eval 10.0's all_trec (its m_*.c); order statistics of one exact
+        # order each (ties="average" is refused)
+        MetricDefinition(
+            "gm_bpref",
+            _BPREF,
+            "bpref per user; over users exp(mean(ln(max(bpref, 1e-5))))",
+            needs_cutoff=False,
+            tie_averaged=False,
+            aggregate="geometric",
+            bound=4,
+            reads=("judgments",),
+        ),
+        MetricDefinition(
+            "infAP",
+            _INFAP,
+            "(1/R) sum over retrieved hits at p of 1/p + ((p-1)/p) (h+n+u)/(p-1) (h+eps)/(h+n+2eps)"
+            " (1 at p = 1); h, n, u the relevant, judged non-relevant and unjudged (grade < 0)"
+            " items above, eps = 1e-5",
+            needs_cutoff=False,
+            tie_averaged=False,
+            reads=("judgments",),
+        ),
+        MetricDefinition(
+            "Rprec_mult",
+            _HITS,
+            "hits in the top c / c, c = floor(x R + 0.9) (0 when c = 0); x = 1 unless given",
+            needs_cutoff=False,
+            tie_averaged=False,
+            parameter="multiple",
+        ),
+        MetricDefinition(
+            "utility",
+            _COUNTS,
+            "a - b: relevant minus non-relevant retrieved items (trec_eval's coefficients 1, -1, 0, 0)",
+            needs_cutoff=False,
+            tie_averaged=False,
+            bound=40,
+            reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "binG",
+            _GAIN_AT_HITS,
+            "(1/R) sum over retrieved hits at p of 1 / log2(2 + items not relevant above)",
+            needs_cutoff=False,
+            tie_averaged=False,
+        ),
+        MetricDefinition(
+            "G",
+            _GAIN_AT_HITS,
+            "sum over retrieved items of gain / log2(2 + ideal cost(p) - gains down to p), over the"
+            " sum of gains (trec_eval's normalized gain)",
+            needs_cutoff=False,
+            tie_averaged=False,
+        ),
+        MetricDefinition(
+            "ndcg_rel",
+            _GAIN_AT_HITS,
+            "ndcg at each relevant item (the whole list's for one not retrieved), averaged",
+            needs_cutoff=False,
+            tie_averaged=False,
+        ),
+        MetricDefinition(
+            "Rndcg",
+            _GAIN_AT_HITS,
+            "ndcg at the ends of the ideal list's gain levels (and at N past them), averaged",
+            needs_cutoff=False,
+            tie_averaged=False,
+            reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "relative_P",
+            _HITS,
+            "hits@k / min(k, R) (0 when R = 0); the whole list: hits / min(N, R)",
+            tie_averaged=False,
+            whole_list_reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "set_relative_P",
+            _HITS,
+            "hits / min(N, R) over the whole list (0 when N or R is 0)",
+            needs_cutoff=False,
+            tie_averaged=False,
+            reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "set_map",
+            _HITS,
+            "hits^2 / (N R) over the whole list (0 when N or R is 0)",
+            needs_cutoff=False,
+            tie_averaged=False,
+            reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "num_nonrel_judged_ret",
+            _COUNTS,
+            "retrieved items judged 0 <= grade < threshold; summed",
+            needs_cutoff=False,
+            tie_averaged=False,
+            aggregate="sum",
+            bound=60,
+            reads=("judgments",),
+        ),
+        MetricDefinition(
+            "rbp",
+            _RBP,
+            "(1 - p) sum over positions i of gain_i p^(i-1), gain = grade / max(1, the largest grade);"
+            " p = 0.9 unless given (trec_eval's default)",
+            needs_cutoff=False,
+            tie_averaged=False,
+            parameter="p",
+            reads=("grades",),
+        ),
+        MetricDefinition(
+            "rbp_resid",
+            _RBP,
+            "rbp's residual: p^N + (1 - p) sum over unjudged positions i of p^(i-1); 0 when no"
+            " retrieved item is unjudged (not in the truth, or grade < 0)",
+            needs_cutoff=False,
+            tie_averaged=False,
+            parameter="p",
+            reads=("retrieved", "judgments"),
+        ),
+        MetricDefinition(
+            "rbp_gain",
+            _RBP,
+            "(1 - p) sum_{i<=k} gain_i p^(i-1), sqlmetrics' gains; p = 0.8 unless given (ranx's"
+            " rbp.95, ir_measures' RBP(p=0.8))",
+            tie_averaged=False,
+            parameter="p",
+            bound=16,
+        ),
+        MetricDefinition(
+            "err",
+            _CASCADE,
+            "sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R = (2^min(grade, M) - 1) / 2^M, M = 4 unless"
+            " given (gdeval's ERR@k)",
+            tie_averaged=False,
+            parameter="max_grade",
+            reads=("grades",),
+        ),
+        MetricDefinition(
+            "nerr",
+            _CASCADE,
+            "err@k / err@k of the ideal list (grades sorted descending)",
+            tie_averaged=False,
+            parameter="max_grade",
+            reads=("grades",),
+        ),
+        MetricDefinition(
+            "unj",
+            _JUDGED,
+            "items of the top k not in the truth or graded < 0 / k (the whole list: / N)",
+            tie_averaged=False,
+            reads=("retrieved", "judgments"),
+        ),
+        MetricDefinition(
+            "relstring",
+            _RELSTRING,
+            "the grades of the first L items as text (L = 10 unless given): 0-9, '>' above 9,"
+            " '.' below 0, '-' not in the truth",
+            needs_cutoff=False,
+            tie_averaged=False,
+            parameter="length",
+            aggregate="none",
+            reads=("retrieved", "judgments", "grades"),
         ),
         # beyond accuracy
         MetricDefinition(

@@ -97,6 +97,7 @@ def ensure(
     """
     quoted = quote_table_name(table)
     with _WRITER:  # two threads creating it at once would conflict in DuckDB's catalog
+        _refuse_a_view(con, table, "results" if columns is COLUMNS else "comparisons")
         con.execute(render(template, {"table": quoted})).fetchall()
         found = {row[0]: row[1] for row in con.execute(f"DESCRIBE {quoted}").fetchall()}
         older = {n: t for n, t in COLUMNS.items() if n not in _INTERVALS}
@@ -109,6 +110,26 @@ def ensure(
             f"table {table!r} exists but is not a sqlmetrics "
             f"{'results' if columns is COLUMNS else 'comparisons'} "
             f"table (it has: {have}); set its name in the config to another one, or drop it"
+        )
+
+
+def _refuse_a_view(con: duckdb.DuckDBPyConnection, table: str, what: str) -> None:
+    """A view named as the results table cannot take the period's rows (DuckDB deletes from
+    and inserts into base tables only): say so before a raw BinderException would, and before
+    any write. A two-part name is schema.table or catalog.table, as DuckDB reads it."""
+    parts = table.split(".")
+    name, qualifiers = parts[-1], parts[:-1]
+    where = {
+        0: "schema_name = current_schema() AND database_name = current_database()",
+        1: "(schema_name = $1 OR database_name = $1)",
+        2: "database_name = $1 AND schema_name = $2",
+    }[len(qualifiers)]
+    sql = f"SELECT count(*) FROM duckdb_views() WHERE NOT internal AND view_name = ${len(parts)} AND {where}"
+    if con.execute(sql, [*qualifiers, name]).fetchall()[0][0]:
+        raise ResultsTableError(
+            f"{table!r} is a view, but the {what} table must be a table: each period's rows are "
+            "deleted and inserted there; set results_table in the config to a table's name, or "
+            "drop the view"
         )
 
 

@@ -6,6 +6,7 @@ range that was stopped half way resumes where it stopped."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,9 @@ from . import comparisons, results_table
 from .config import ReportConfig
 from .periods import Period
 
-_TIME_TYPES = ("DATE", "TIMESTAMP")
+# a DATE or a TIMESTAMP of any precision, with or without a time zone: one value per row (a
+# DATE[] list starts with "DATE" too, and cannot be compared with the period's bounds)
+_TIME_TYPE = re.compile(r"(DATE|TIMESTAMP(_S|_MS|_NS)?( WITH TIME ZONE)?)")
 _INSTANT_TYPE = "TIMESTAMP WITH TIME ZONE"
 
 
@@ -60,10 +63,10 @@ def _time_source(
 ) -> tuple[Source, str]:
     source = resolve(con, name, role, Registrations(con))
     column = col.find_column(source, time_column, role, "time")
-    if not source.type_of(column).startswith(_TIME_TYPES):
+    if not _TIME_TYPE.fullmatch(source.type_of(column)):
         raise ColumnTypeError(
             f"{role} ({source.label}): the time column {column!r} must be a DATE or a TIMESTAMP, "
-            f"but it is {source.type_of(column)}"
+            f"one per row, but it is {source.type_of(column)}"
         )
     return source, column
 

@@ -34,14 +34,15 @@ def grouped_context(
         )
         for c in conventions
     ]
-    first = part_of[dialect.quote_identifier(requested[0].label)]
+    # each metric's result column (BigQuery's without a ".": dialects.result_name)
+    first = part_of[dialect.quote_identifier(dialect.result_name(requested[0].label))]
     columns = []
     for m in requested:
-        column = dialect.quote_identifier(m.label)
+        column = dialect.quote_identifier(dialect.result_name(m.label))
         part = part_of[column]
         users = None
         if counted[part] != counted[first]:
-            users = dialect.quote_identifier(f"{m.label}_users")
+            users = dialect.quote_identifier(dialect.result_name(f"{m.label}_users"))
         columns.append({"part": f"_c{part}", "column": column, "users": users})
     head = contexts[0]
     return {

@@ -56,10 +56,12 @@ class SumTerms:
 
     def __init__(self) -> None:
         self._terms: list[tuple[str, int]] | None = None
-        self._keys: list[tuple[str, int]] = []
+        # each term's column, by what it reads as: a lookup per call (a list's `in` and
+        # index() made rendering quadratic in the number of metrics)
+        self._keys: dict[tuple[str, int], int] = {}
 
     def open(self) -> str:
-        self._terms, self._keys = [], []
+        self._terms, self._keys = [], {}
         return ""
 
     def collecting(self) -> bool:
@@ -69,9 +71,9 @@ class SumTerms:
         assert self._terms is not None
         key = (held_text(term), bound)  # (what the term will read as: the same SQL, one column)
         if key not in self._keys:
-            self._keys.append(key)
+            self._keys[key] = len(self._terms)
             self._terms.append((term, bound))
-        return self._keys.index(key)
+        return self._keys[key]
 
     def close(self) -> list[tuple[str, int]]:
         terms, self._terms = self._terms or [], None

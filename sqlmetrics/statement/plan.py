@@ -43,6 +43,11 @@ class ColumnNames:
     action: str | None = None
     features: str = "features"  # the vector column of item_features=
 
+    @classmethod
+    def of(cls, keywords: Mapping[str, Any]) -> ColumnNames:
+        """The column names among a call's keywords (statement/keywords.py)."""
+        return cls(**{name: keywords[name] for name in cls.__dataclass_fields__})
+
 
 def _grades(mapping: Mapping[str, float], quote=quote_string) -> list[tuple[str, str]]:
     if not mapping:

@@ -9,7 +9,7 @@ replicates; sqlmetrics/stats/significance.py turns the sums into p-values.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -23,10 +23,13 @@ from ..inputs.sources import Input
 from ..names.metric_names import parse_metrics, require_means
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
 from ..statement.dialects import get as get_dialect
+from ..statement.duplicates import explained
 from ..statement.exact_sums import with_exact_sums
+from ..statement.keywords import takes_inputs
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import combining_sql
-from ..statement.prepare import prepare, with_truth_hint
+from ..statement.plan import ColumnNames
+from ..statement.prepare import prepare
 from ..statement.templates import render
 from . import corrections, draws, significance
 from .draws import digit_places, poisson_thresholds
@@ -47,12 +50,12 @@ OUTPUT = (
 )  # fmt: skip
 
 
+@takes_inputs(last=("partitions", "progress"))
 def compare(
     con: Any,
     recs: Input,
     metrics: str | Sequence[str],
     *,
-    truth: Input | None = None,
     by: str | Sequence[str],
     baseline: Any,
     test: str = "t",
@@ -61,28 +64,9 @@ def compare(
     replicates: int = 10_000,
     seed: int = 0,
     within: str | Sequence[str] | None = None,
-    user: str | Sequence[str] = "user_id",
-    item: str = "item_id",
-    score: str = "score",
-    rank: str | None = None,
-    relevance: str | Mapping[str, float] | None = None,
-    action: str | None = None,
-    ties: str | None = None,
-    threshold: float | str | None = None,
-    gain: str | None = None,
-    empty: str | None = None,
-    missing: str | None = None,
-    ap_denominator: str | None = None,
-    duplicates: str | None = None,
-    truth_duplicates: str | None = None,
-    short_lists: str | None = None,
-    profile: str | None = None,
-    history: Input | None = None,
-    catalog: Input | None = None,
-    item_features: Input | None = None,
-    features: str = "features",
     partitions: int = 1,
     progress: bool = False,
+    **inputs: Any,
 ) -> pa.Table:
     """Compare every system (each value of `by`) with `baseline`, paired per unit (user).
 
@@ -134,14 +118,9 @@ def compare(
 
     engine = for_connection(con, describe_only=False)
     try:
-        template, context, recs_source, _, _ = prepare(
-            engine, recs, metrics, truth=truth, by=segments + systems, per_user=True, user=user,
-            item=item, score=score, rank=rank, relevance=relevance, action=action, ties=ties,
-            threshold=threshold, gain=gain, empty=empty, missing=missing,
-            ap_denominator=ap_denominator, duplicates=duplicates,
-            truth_duplicates=truth_duplicates, short_lists=short_lists, profile=profile,
-            history=history, catalog=catalog, item_features=item_features, features=features,
-        )  # fmt: skip
+        template, context, recs_source, truth_source, _ = prepare(
+            engine, recs, metrics, by=segments + systems, per_user=True, **inputs
+        )
         if hasattr(engine, "report_problems_to_python"):
             # DuckDB: the input checks hand their problem to Python rather than fail the
             # statement, which would abort the caller's open transaction (as evaluate() does)
@@ -214,7 +193,8 @@ def compare(
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
-            raise DuplicateRowError(with_truth_hint(str(exc))) from None
+            names = ColumnNames.of(inputs)
+            raise explained(engine, exc, recs_source, truth_source, names, segments + systems) from None
     finally:
         engine.release()
     return _table(result, requested, segments, systems, baselines, test, confidence, correction)

@@ -1,0 +1,353 @@
+"""DuckDB macros: every ranking metric as a table macro, rendered from the templates of sql/.
+
+`macro_definitions()` is the text of a SQL file of `CREATE OR REPLACE MACRO` statements (what
+`sqlmetrics macros` writes, and what the repository keeps in duckdb_macros/sqlmetrics_macros.sql);
+`install_macros(con)` runs it in a connection. After that, plain SQL (the DuckDB CLI included)
+computes every ranking metric, with the statement that evaluate() runs:
+
+    SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],
+                                  relevance := 'event_type',
+                                  grades := MAP {'purchase': 3, 'add_to_cart': 2, 'view': 1});
+
+Nothing here writes a formula: each macro's body is evaluate.sql.j2 rendered by plan.py's
+build_context() for the metric, over fixed internal column names that a short input query
+fills from the macro's parameters (see _recs_input and _truth_input), with the cutoff k (and
+set_F's beta) left as the macro's parameter. The conventions are trec_eval's defaults, with
+truth_duplicates='max' (an event log's repeated rows count once, at their highest grade).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..inputs.sources import Source
+from ..names.conventions import Conventions
+from ..names.metric_names import parse_metric
+from ..names.registry import METRICS, MetricDefinition
+from ..statement.plan import ColumnNames, build_context
+from ..statement.templates import render
+
+# The largest k of a macro: DuckDB's top-n aggregates keep k + 3 entries, and take fewer than
+# 1,000,000 (plan.py's WHOLE_LIST_FROM); the _whole macros rank the whole list.
+MAX_MACRO_CUTOFF = 100_000
+
+# Internal names: the input queries' columns (nothing of the caller's is named like them)
+# The segment: up to MAX_SEGMENT_COLUMNS plain columns (a STRUCT of them made the statement
+# 1.4x slower: grouping by a nested type), the i-th the i-th `by` column or a NULL stand-in
+MAX_SEGMENT_COLUMNS = 3
+_GROUPS = [f"sqlmetrics_g{i}" for i in range(1, MAX_SEGMENT_COLUMNS + 1)]
+_STAND_INS = [f"sqlmetrics_none{i}" for i in range(1, MAX_SEGMENT_COLUMNS + 1)]
+# The unit: up to MAX_UNIT_COLUMNS plain key columns (a STRUCT: 1.4x slower too), the i-th the
+# i-th `user` column or a constant stand-in (0 in both inputs: the joins compare it with =)
+MAX_UNIT_COLUMNS = 2
+_UNITS = [f"sqlmetrics_u{i}" for i in range(1, MAX_UNIT_COLUMNS + 1)]
+_UNIT_STAND_INS = [f"sqlmetrics_unone{i}" for i in range(1, MAX_UNIT_COLUMNS + 1)]
+_ITEM = "sqlmetrics_item"
+_SCORE = "sqlmetrics_score"
+_REL = "sqlmetrics_relevance"
+_NO_GRADE = "sqlmetrics_one"  # relevance := NULL: every truth row has grade 1
+
+# The parameters, as the caller names them (the body refers to no column of these names:
+# tests/test_macros.py checks it)
+_PARAMETERS = (
+    "recs",
+    "truth",
+    "k",
+    "by",
+    "user",
+    "item",
+    "score",
+    "relevance",
+    "grades",
+    "beta",
+)
+
+
+class _Parameter:
+    """A macro parameter where the templates expect a number (k, beta): renders as its name,
+    and adds up as SQL (top_k.sql.j2 asks for k + 2 candidates)."""
+
+    def __init__(self, sql: str) -> None:
+        self.sql = sql
+
+    def __str__(self) -> str:
+        return self.sql
+
+    def __add__(self, other: Any) -> _Parameter:
+        return _Parameter(f"({self.sql} + {other})")
+
+    __radd__ = __add__
+
+
+def _by(i: int, per_user: bool) -> str:
+    """The name of the segment's i-th column (1-based): the i-th `by` column, or its NULL
+    stand-in when `by` has fewer (per unit, a `by` column that is one of the unit's too is
+    shown as the unit's)."""
+    name = f'CAST("by" AS VARCHAR[])[{i}]'  # ([] alone is an INTEGER[])
+    if per_user:
+        name = f'CASE WHEN list_contains(CAST("user" AS VARCHAR[]), {name}) THEN NULL ELSE {name} END'
+    return f"coalesce({name}, '{_STAND_INS[i - 1]}')"
+
+
+def _key(i: int) -> str:
+    """The name of the unit's i-th key column (1-based), or its stand-in."""
+    return f"coalesce(CAST(\"user\" AS VARCHAR[])[{i}], '{_UNIT_STAND_INS[i - 1]}')"
+
+
+def _unit_columns() -> str:
+    return "".join(f"COLUMNS(lambda c: c = {_key(i)}) AS {u}, " for i, u in enumerate(_UNITS, 1))
+
+
+def _with_stand_ins(role: str = "recs", checks: str = "TRUE") -> str:
+    """The input with a column for each stand-in, its rows where `checks` hold."""
+    stand_ins = [f"0 AS {n}" for n in _UNIT_STAND_INS]
+    if role == "recs":
+        stand_ins += [f"NULL AS {n}" for n in _STAND_INS]
+    else:
+        stand_ins.append(f"1 AS {_NO_GRADE}")
+    return f"(SELECT *, {', '.join(stand_ins)} FROM query_table({role}) WHERE {checks}) AS {role}_columns"
+
+
+def _recs_input(per_user: bool, checks: str) -> str:
+    """recs as the fixed columns the statement reads: the segment's columns, the unit's, the
+    item and the score; `checks` fail a bad call before any row is
+    read on. COLUMNS() with a lambda compares names exactly (a list given to COLUMNS() itself
+    would be read as a regular expression)."""
+    segment = "".join(
+        f"COLUMNS(lambda c: c = {_by(i, per_user)}) AS {group}, " for i, group in enumerate(_GROUPS, 1)
+    )
+    return (
+        f"(SELECT {segment}{_unit_columns()}"
+        f"COLUMNS(lambda c: c = item) AS {_ITEM}, "
+        f"COLUMNS(lambda c: c = score) AS {_SCORE} "
+        f"FROM {_with_stand_ins('recs', checks)})"
+    )
+
+
+def _names_query(per_user: bool, metric: str) -> str:
+    """No row, and the result's columns named as they should be: the segment's columns as
+    recs names them (a UNION ALL takes its names from its first query), the stand-ins, then the
+    statement's other columns."""
+    names = [f"COLUMNS(lambda c: c = {_by(i, per_user)})" for i in range(1, len(_GROUPS) + 1)]
+    if per_user:
+        names += [f"COLUMNS(lambda c: c = {_key(i)})" for i in range(1, len(_UNITS) + 1)]
+    else:
+        names.append("NULL AS users")
+    return f"SELECT {', '.join(names)}, NULL AS \"{metric}\" FROM {_with_stand_ins()} LIMIT 0"
+
+
+def _truth_input() -> str:
+    """truth as the unit, the item and the raw relevance (relevance := NULL: a constant 1)."""
+    return (
+        f"(SELECT {_unit_columns()}"
+        f"COLUMNS(lambda c: c = item) AS {_ITEM}, "
+        f"COLUMNS(lambda c: c = coalesce(relevance, '{_NO_GRADE}')) AS {_REL} "
+        f"FROM {_with_stand_ins('truth')})"
+    )
+
+
+# The grade of a truth row: the relevance column's number, or (grades given) the grade its
+# value has in the map, 0 for a value the map does not list (evaluate()'s action=/relevance=)
+_GRADE = (
+    f'CASE WHEN grades IS NULL THEN CAST("{_REL}" AS DOUBLE) '
+    f'ELSE coalesce(CAST(map_extract_value(grades, "{_REL}") AS DOUBLE), 0) END'
+)
+
+
+def _lists_check(name: str) -> str:
+    """`by` and `user` name at most as many columns as the statement has (a name that recs or
+    truth lacks is a binder error: COLUMNS() matches nothing); folded away for a valid call."""
+    return (
+        f"CASE WHEN len(\"by\") > {MAX_SEGMENT_COLUMNS} THEN error('sqlmetrics: {name}: \"by\" names "
+        f"at most {MAX_SEGMENT_COLUMNS} columns') "
+        f"WHEN len(\"user\") NOT BETWEEN 1 AND {MAX_UNIT_COLUMNS} THEN error('sqlmetrics: {name}: "
+        f"\"user\" names 1 to {MAX_UNIT_COLUMNS} columns') ELSE TRUE END"
+    )
+
+
+def _cutoff_check(name: str) -> str:
+    """A k outside 1 .. MAX_MACRO_CUTOFF fails the call with a message that says so (DuckDB
+    folds the check away for a valid constant k)."""
+    message = (
+        f"sqlmetrics: {name}: k must be an integer from 1 to {MAX_MACRO_CUTOFF} "
+        f"({name}_whole ranks the whole list), got "
+    )
+    return (
+        f"CASE WHEN k >= 1 AND k <= {MAX_MACRO_CUTOFF} AND k = floor(k) THEN TRUE "
+        f"ELSE error('{message}' || coalesce(CAST(k AS VARCHAR), 'NULL')) END"
+    )
+
+
+@dataclass(frozen=True)
+class Macro:
+    """One table macro: a metric, whole-list or with the cutoff k, means or per unit."""
+
+    metric: MetricDefinition
+    whole: bool  # over the whole list (a metric that takes @k, named without it)
+    per_user: bool
+
+    @property
+    def name(self) -> str:
+        name = "sqlmetrics_" + self.metric.name.replace(".", "_")
+        return name + ("_whole" if self.whole else "") + ("_per_user" if self.per_user else "")
+
+    @property
+    def has_cutoff(self) -> bool:
+        return self.metric.needs_cutoff and not self.whole
+
+    def checks(self) -> str:
+        """What fails a bad call before any row is read on: k, and the lists' columns."""
+        checks = _lists_check(self.name)
+        return f"{_cutoff_check(self.name)} AND {checks}" if self.has_cutoff else checks
+
+    def parameters(self) -> str:
+        params = ["recs", "truth"]
+        if self.has_cutoff:
+            params.append("k := 10")
+        if self.metric.parameter == "beta":
+            params.append("beta := 1.0")
+        params += [
+            '"by" := []',
+            "\"user\" := ['user_id']",
+            "item := 'item_id'",
+            "score := 'score'",
+            "relevance := 'relevance'",
+            "grades := NULL",
+        ]
+        return ", ".join(params)
+
+    def sql(self) -> str:
+        """The CREATE MACRO statement."""
+        metric = self.metric
+        label = metric.name if not self.has_cutoff else f"{metric.name}@10"
+        requested = parse_metric(label)
+        if metric.parameter == "beta":
+            requested = parse_metric("set_F")
+        recs = Source(
+            _recs_input(self.per_user, self.checks()),
+            "the recs table",
+            {**dict.fromkeys(_GROUPS + _UNITS, "ANY"), _ITEM: "VARCHAR", _SCORE: "DOUBLE"},
+        )
+        truth = Source(
+            _truth_input(), "the truth table",
+            {**dict.fromkeys(_UNITS, "ANY"), _ITEM: "VARCHAR", _REL: "DOUBLE"},
+        )
+        names = ColumnNames(user=_UNITS, item=_ITEM, score=_SCORE, relevance=_REL)
+        context = build_context(
+            recs,
+            truth,
+            [requested],
+            names,
+            Conventions(truth_duplicates="max"),
+            _GROUPS,
+            self.per_user,
+        )
+        (entry,) = context["metrics"]
+        entry["column"] = f'"{metric.name}"'
+        if self.has_cutoff:
+            context["list_length"] = entry["k"] = _Parameter("k")
+        if metric.parameter == "beta":
+            entry["param"] = _Parameter("beta")
+        # the names the input checks' messages give
+        unit_names = ["user", "second key"]
+        context["recs"]["names"] = {"unit": unit_names, "item": "item", "key": "score"}
+        context["truth"]["names"] = {"unit": unit_names, "item": "item"}
+        context["truth"]["relevance"]["column"] = _GRADE
+        context["exact_sums"] = "fast"
+        body = render("evaluate.sql.j2", context).rstrip("\n")
+        # the segment's columns (and per unit the unit's), then users and the mean or the value
+        shown = (
+            "COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') "
+            "AND NOT starts_with(c, 'sqlmetrics_unone'))"
+        )
+        return (
+            f"CREATE OR REPLACE MACRO {self.name}({self.parameters()}) AS TABLE\n"
+            f"SELECT {shown} FROM (\n"
+            f"SELECT * FROM ({_names_query(self.per_user, metric.name)}) AS sqlmetrics_names\n"
+            "UNION ALL\n"
+            f"SELECT * FROM (\n{body}\n) AS sqlmetrics_result\n"
+            ") AS sqlmetrics_columns\n"
+            "ORDER BY ALL;\n"
+        )
+
+
+def macros() -> list[Macro]:
+    """Every macro, in the registry's order: each ranking metric (and its whole-list form),
+    means and per unit."""
+    out = []
+    for metric in METRICS.values():
+        if metric.beyond:
+            continue
+        for whole in (False, True) if metric.needs_cutoff else (False,):
+            for per_user in (False, True):
+                out.append(Macro(metric, whole, per_user))
+    return out
+
+
+_HEADER = """\
+-- sqlmetrics: ranking metrics as DuckDB table macros. GENERATED from the templates of sql/
+-- (sqlmetrics/api/macros.py; regenerate with `python -m sqlmetrics.api.regenerate`): do not edit.
+-- Load it in the DuckDB CLI with `.read sqlmetrics_macros.sql`, then for example
+--   SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],
+--       relevance := 'event_type', grades := MAP {'purchase': 3, 'add_to_cart': 2, 'view': 1});
+-- See docs/sql.md.
+"""
+
+
+def macro_definitions() -> str:
+    """The SQL file of every macro's CREATE OR REPLACE MACRO statement.
+
+    >>> text = macro_definitions()
+    >>> text.count("CREATE OR REPLACE MACRO sqlmetrics_ndcg(")
+    1
+    """
+    return _HEADER + "".join("\n" + m.sql() for m in macros())
+
+
+def install_macros(con: Any) -> None:
+    """Create every sqlmetrics macro in the DuckDB connection `con` (CREATE OR REPLACE: run
+    it again after upgrading sqlmetrics). Temporary macros are not used, so in a database file
+    the macros stay for the next session too.
+
+    >>> import duckdb, sqlmetrics
+    >>> con = duckdb.connect()
+    >>> sqlmetrics.install_macros(con)
+    >>> _ = con.execute("CREATE TABLE recs AS SELECT 1 AS user_id, 'a' AS item_id, 0.5 AS score")
+    >>> _ = con.execute("CREATE TABLE truth AS SELECT 1 AS user_id, 'a' AS item_id, 1 AS relevance")
+    >>> con.sql("SELECT * FROM sqlmetrics_ndcg('recs', 'truth', k := 10)").fetchall()
+    [(1, 1.0)]
+    """
+    con.execute(macro_definitions())
+
+
+# The checked-in copies (relative to the repository's root), rewritten by
+# `python -m sqlmetrics.api.regenerate`; tests/test_macros.py fails when one differs from what the
+# templates give now.
+DUCKDB_FILE = "duckdb_macros/sqlmetrics_macros.sql"
+
+
+def generated_files() -> dict[str, str]:
+    """Every generated file of the repository, by its path relative to the root: the text it
+    must hold.
+
+    >>> sorted(generated_files())  # doctest: +NORMALIZE_WHITESPACE
+    ['dbt/macros/generated/registry.sql', 'dbt/macros/generated/render_statement.sql',
+     'duckdb_macros/sqlmetrics_macros.sql']
+    """
+    from . import dbt_package
+
+    return {DUCKDB_FILE: macro_definitions(), **dbt_package.generated_files()}
+
+
+def regenerate(root: Path) -> list[str]:
+    """Write every generated file under the repository's `root`; return those that changed."""
+    changed = []
+    for relative, text in generated_files().items():
+        path = root / relative
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            changed.append(relative)
+    return changed

@@ -1,0 +1,49 @@
+"""`sqlmetrics macros`: the DuckDB macros of every ranking metric, as a SQL file (docs/sql.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..api.macros import macro_definitions
+from . import options
+
+EPILOG = """\
+After `.read` in the DuckDB CLI (or sqlmetrics.install_macros(con) in Python), plain SQL
+computes every ranking metric with the statement `sqlmetrics evaluate` runs: one table macro
+per metric (sqlmetrics_ndcg, sqlmetrics_map, ...; _whole: without a cutoff; _per_user: one
+row per unit). See docs/sql.md.
+
+examples:
+  sqlmetrics macros -o sqlmetrics_macros.sql
+  duckdb warehouse.duckdb -c ".read sqlmetrics_macros.sql" -c "SELECT * FROM
+      sqlmetrics_ndcg('recs', 'purchases', k := 10, \\"by\\" := ['model'], relevance := NULL)"
+"""
+
+
+def register(commands: Any) -> None:
+    """Add the `macros` subcommand to the `sqlmetrics` parser's subcommands."""
+    macros = commands.add_parser(
+        "macros", help="write the DuckDB macros of every ranking metric", formatter_class=options.HELP,
+        description="Write a SQL file of CREATE MACRO statements: the ranking metrics in plain "
+        "DuckDB SQL, with no Python.",
+        epilog=EPILOG,
+    )  # fmt: skip
+    macros.add_argument("-o", "--output", metavar="PATH", help="write the SQL to this file")
+    macros.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    text = macro_definitions()
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            message = f"sqlmetrics macros: cannot write {args.output}: {exc.strerror}"
+            raise options.UsageError(message) from None
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return options.EXIT_OK

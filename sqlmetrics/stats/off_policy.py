@@ -1,0 +1,509 @@
+"""off_policy(): how a new ranker would do online, estimated from the impressions logged by the
+one that served (slate off-policy evaluation: Open Bandit Pipeline's estimators), in SQL.
+
+The formulas live in sql/off_policy/ (one statement: per-unit terms, then one row of sums per
+segment); this module names the inputs, checks them (sql/off_policy/checks.sql.j2), and turns
+the sums into estimates, t intervals and diagnostics. docs/off-policy.md has the formulas.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from numbers import Real
+from types import SimpleNamespace
+from typing import Any
+
+import pyarrow as pa
+
+from ..engines import for_connection
+from ..errors import ConventionError, InvalidDataError, MissingColumnError, SqlMetricsError
+from ..inputs import columns as col
+from ..inputs.sources import Input, Source
+from ..statement.dialects import from_item
+from ..statement.dialects import get as get_dialect
+from ..statement.exact_sums import with_exact_sums
+from ..statement.plan import ColumnNames, _relevance, unit_columns
+from ..statement.templates import render
+from .significance import t_interval, t_test
+
+DEFAULT_ESTIMATORS = ("iips", "sniips", "rips", "snrips", "logging")
+ESTIMATORS = ("sips", "iips", "rips", "snsips", "sniips", "snrips", "cascade-dr", "dm", "logging")
+# the weight each estimator uses: of the slate, of the item at its position, of the prefix
+KIND = {"sips": "s", "snsips": "s", "iips": "ip", "sniips": "ip", "rips": "c", "snrips": "c",
+        "cascade-dr": "c", "dm": None, "logging": None}  # fmt: skip
+PROPENSITY = {"s": "pscore", "ip": "pscore_item_position", "c": "pscore_cascade"}
+OUTPUT = ("estimator", "value", "ci_low", "ci_high", "units", "ess", "max_weight", "mean_weight",
+          "support", "clipped")  # fmt: skip
+# with baseline=: each estimate against the baseline's on the same units (paired)
+COMPARED = ("baseline", "baseline_value", "delta", "delta_ci_low", "delta_ci_high", "p_value")
+# the mean weight is about 1 when the propensities are right: a warning beyond this far
+MEAN_WEIGHT_TOLERANCE = 0.1
+
+
+
+class OffPolicyWarning(UserWarning):
+    """The weights' mean is far from 1: the logged propensities may be wrong."""
+
+
+def off_policy(
+    con: Any,
+    impressions: Input,
+    estimators: str | Sequence[str] = DEFAULT_ESTIMATORS,
+    *,
+    target: Input | None = None,
+    rewards: Input | None = None,
+    by: str | Sequence[str] | None = None,
+    confidence: float = 0.95,
+    baseline: str | None = None,
+    position_weights: str | Sequence[float] = "none",
+    clip: float | None = None,
+    user: str | Sequence[str] = "user_id",
+    item: str = "item_id",
+    position: str = "position",
+    pscore: str = "pscore",
+    pscore_item_position: str = "pscore_item_position",
+    pscore_cascade: str = "pscore_cascade",
+    reward: str = "reward",
+    predicted_reward: str | None = None,
+    score: str = "score",
+    rank: str | None = None,
+    ties: str = "item_desc",
+    relevance: str | Mapping[str, float] | None = None,
+    action: str | None = None,
+    truth_duplicates: str = "error",
+    target_pscore: str | None = None,
+    target_pscore_item_position: str | None = None,
+    target_pscore_cascade: str | None = None,
+    target_predicted_reward: str | None = None,
+) -> pa.Table:
+    """Estimate a target policy's online value from logged impressions (docs/off-policy.md).
+
+    impressions: one row per shown item: the unit's key (user=, one column or several: a slate),
+    item=, position= (1, 2, ... without gaps) and the logging policy's propensities that the
+    estimators read: pscore= (of the whole slate; sips, snsips), pscore_item_position= (of this
+    item at this position; iips, sniips), pscore_cascade= (of the top-`position` prefix; rips,
+    snrips, cascade-dr). rewards: events joined on the unit's key and the item, graded as truth
+    is everywhere (relevance=, action=, truth_duplicates=); without it, the impressions' reward=
+    column. target: the new policy as a ranking (a table of unit, item and score=, or rank=,
+    with evaluate()'s tie order `ties`): its propensity of a shown item at a position is 1 when
+    it ranks it there, of a prefix or a slate 1 when it ranks all of it so; or, for a stochastic
+    target, its own propensities as columns of the impressions (target_pscore=, ...).
+    predicted_reward: a column of predicted rewards (of the shown item at its position on the
+    impressions, of each item at its rank on the target): the direct method (dm) and
+    cascade-dr; a stochastic target gives target_predicted_reward= (its expected predicted
+    reward at the position given the shown items above) for cascade-dr.
+    estimators: any of sips, iips, rips, snsips, sniips, snrips, cascade-dr, dm, logging (the
+    mean logged reward: the serving policy's own value). position_weights: "none", "dcg"
+    (1 / log2(position + 1)) or a list (position 1 first; 0 beyond it): the value is the sum
+    of weighted rewards. clip: cap every importance weight at this value.
+    by: columns of the impressions whose values are segments (constant within a unit).
+
+    Returns one row per (segment, estimator): the by columns, estimator, value, ci_low, ci_high
+    (Student's t interval of the per-unit terms at `confidence`; the delta method's for the
+    self-normalized forms), units, ess ((sum u)^2 / sum u^2 of the clipped weights, scaled to
+    units), max_weight and mean_weight (unclipped; about 1 for valid propensities), support
+    (share of units with a nonzero weight) and clipped (share of weights clipped).
+
+    >>> import duckdb, pyarrow as pa, sqlmetrics
+    >>> log = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "b", "a"],
+    ...                 "position": [1, 2, 1, 2], "pscore_item_position": [0.5, 0.5, 0.5, 0.5],
+    ...                 "reward": [1, 0, 0, 1]})
+    >>> target = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
+    ...                    "score": [2, 1, 2, 1]})
+    >>> rows = sqlmetrics.off_policy(duckdb.connect(), log, ["iips", "logging"], target=target)
+    >>> [(r["estimator"], r["value"], r["units"]) for r in rows.to_pylist()]
+    [('iips', 1.0, 2), ('logging', 1.0, 2)]
+    """
+    options = {k: v for k, v in locals().items() if k not in ("con", "impressions", "estimators")}
+    engine = for_connection(con, describe_only=False)
+    try:
+        context, keys, imp_position, wanted, segments = _context(
+            engine, engine.dialect, impressions, estimators, options
+        )
+        _raise_problem(engine.run(render("off_policy/checks.sql.j2", context)), keys, imp_position)
+        result = with_exact_sums(
+            lambda form: engine.run(render("off_policy/off_policy.sql.j2", {**context, "exact_sums": form}))
+        )
+    finally:
+        engine.release()
+    return _table(result, wanted, segments, confidence, baseline)
+
+
+def off_policy_sql(
+    con: Any,
+    impressions: Input,
+    estimators: str | Sequence[str] = DEFAULT_ESTIMATORS,
+    *,
+    dialect: str | None = None,
+    **options: Any,
+) -> str:
+    """The statement off_policy() runs with the same arguments (its keywords), in `dialect`
+    ("duckdb", "spark", "postgres", "bigquery", "snowflake"; by default the connection's):
+    one row per segment of sums (columns _n, _s<i> the sum of estimator i's per-unit terms,
+    _ss<i> their squared deviations, and the weights' diagnostics; docs/off-policy.md). As for
+    sql(), inputs must be tables (or, where the dialect reads them, files), and con=None
+    takes each input as a (table name, columns) pair.
+
+    >>> import sqlmetrics
+    >>> log = ("logs.impressions", {"user_id": "INT64", "item_id": "STRING", "position": "INT64",
+    ...        "pscore_item_position": "FLOAT64", "reward": "FLOAT64"})
+    >>> recs = ("logs.recs_b", {"user_id": "INT64", "item_id": "STRING", "score": "FLOAT64"})
+    >>> text = sqlmetrics.off_policy_sql(None, log, ["iips"], target=recs, dialect="bigquery")
+    >>> "FROM `logs`.`impressions`" in text
+    True
+    """
+    defaults = {
+        name: p.default for name, p in inspect.signature(off_policy).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    engine = for_connection(con)
+    try:
+        name = get_dialect(dialect or engine.dialect or "duckdb").name
+        context, *_ = _context(engine, name, impressions, estimators, {**defaults, **options})
+        return render("off_policy/off_policy.sql.j2", {**context, "exact_sums": "fast"})
+    finally:
+        engine.release()
+
+
+def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str | Sequence[str],
+             options: dict[str, Any]) -> tuple[dict[str, Any], list[str], str, list[str], list[str]]:
+    """The statements' context from off_policy()'s arguments, checked: (context, the unit's key
+    columns, the position column, the estimators, the by columns)."""
+    o = SimpleNamespace(**options)
+    wanted = _estimators(estimators)
+    if o.baseline is not None:
+        if o.baseline not in ESTIMATORS:
+            raise ConventionError(
+                f"baseline={o.baseline!r}: the estimate each row is compared with is one of "
+                f"{', '.join(ESTIMATORS)} (e.g. 'logging', the serving policy's own value)"
+            )
+        if o.baseline not in wanted:
+            wanted.append(o.baseline)
+    _check_options(o.confidence, o.clip, o.ties, o.truth_duplicates)
+    if o.target is None and o.target_pscore is None and o.target_pscore_item_position is None\
+            and o.target_pscore_cascade is None and any(KIND[e] for e in wanted):
+        raise ConventionError(
+            "give the target policy: target= a ranking (unit, item, score), or its propensities "
+            "as columns of the impressions (target_pscore=, target_pscore_item_position=, "
+            "target_pscore_cascade=)"
+        )
+    dialect = get_dialect(dialect_name)
+
+    def resolve(obj: Input, role: str) -> Source:
+        source = engine.resolve(obj, role)
+        if dialect_name != engine.dialect:  # off_policy_sql(dialect=...): named in that dialect
+            source.sql = from_item(source, dialect_name)
+        return source
+
+    q = dialect.quote_identifier
+    names = ColumnNames(user=o.user, item=o.item, relevance=o.relevance, action=o.action)
+    imp = resolve(impressions, "impressions")
+    keys = [col.find_column(imp, name, "impressions", "user") for name in unit_columns(o.user)]
+    imp_item = col.find_column(imp, o.item, "impressions", "item")
+    imp_position = col.find_column(imp, o.position, "impressions", "position")
+    if col.type_family(imp.type_of(imp_position)) != "integer":
+        raise SqlMetricsError(
+            f"impressions: the position column {imp_position!r} must be a whole number "
+            f"(1 at the top), but it is {imp.type_of(imp_position)}"
+        )
+    segments = [o.by] if isinstance(o.by, str) else list(o.by or [])
+    columns: list[tuple[str, str]] = []  # (alias in the statement, quoted column)
+    logging: list[tuple[str, str, str]] = []  # (alias, quoted column, role) checked in (0, 1]
+    stochastic: list[tuple[str, str, str]] = []
+    per_slate: list[tuple[str, str]] = []
+    kinds = sorted({KIND[e] for e in wanted if KIND[e]}, key=["s", "ip", "c"].index)
+
+    def keyed(obj: Input, role: str) -> tuple[Source, list[str], str]:
+        """An input joined to the impressions on the unit's key and the item: (source, its key
+        columns, its item column), their types checked to compare."""
+        source = resolve(obj, role)
+        found = [col.find_column(source, name, role, "user") for name in unit_columns(o.user)]
+        for a, b in zip(keys, found, strict=True):
+            col.require_same_family(imp, a, source, b, "user", role)
+        found_item = col.find_column(source, o.item, role, "item")
+        col.require_same_family(imp, imp_item, source, found_item, "item", role)
+        return source, found, found_item
+
+    def numeric(source, name: str, role: str, what: str) -> str:
+        column = col.find_column(source, name, role, what)
+        col.require_numeric(source, column, role, what, allow_bool=what == "reward")
+        return q(column)
+
+    for kind in kinds:
+        given = {"s": o.pscore, "ip": o.pscore_item_position, "c": o.pscore_cascade}[kind]
+        users = [e for e in wanted if KIND[e] == kind]
+        try:
+            column = numeric(imp, given, "impressions", PROPENSITY[kind])
+        except MissingColumnError:
+            raise MissingColumnError(
+                f"{', '.join(users)} need{'s' if len(users) == 1 else ''} the logging "
+                f"policy's {PROPENSITY[kind]} (the propensity of "
+                f"{_WHAT[kind]}): impressions ({imp.label}) has no column {given!r}; its "
+                f"columns are: {', '.join(imp.columns)}"
+            ) from None
+        columns.append((f"_b_{kind}", column))
+        logging.append((f"_b_{kind}", column, PROPENSITY[kind]))
+        if kind == "s":
+            per_slate.append(("_b_s", "pscore"))
+    target_context = None
+    own = {"s": o.target_pscore, "ip": o.target_pscore_item_position, "c": o.target_pscore_cascade}
+    if o.target is not None:
+        if any(v is not None for v in own.values()) or o.target_predicted_reward is not None:
+            raise ConventionError(
+                "target= is a ranking; target_pscore=, target_pscore_item_position=, "
+                "target_pscore_cascade= and target_predicted_reward= give a stochastic "
+                "target's own propensities instead: give one or the other"
+            )
+        if o.ties not in ("item_desc", "item_asc", "trec_eval"):
+            raise ConventionError(
+                f"ties={o.ties!r}: a target ranking must be deterministic; ties= orders equal "
+                "scores by the item: 'item_desc', 'item_asc' or 'trec_eval'"
+            )
+        tgt, t_keys, t_item = keyed(o.target, "target")
+        if o.rank is not None:
+            key_sql = f"-{numeric(tgt, o.rank, 'target', 'rank')}"
+        else:
+            key_sql = numeric(tgt, o.score, "target", "score")
+        target_context = {
+            "source": tgt.sql, "unit": [q(c) for c in t_keys], "item": q(t_item),
+            "key": key_sql,
+            "predicted": numeric(tgt, o.predicted_reward, "target", "predicted_reward")
+            if o.predicted_reward is not None and {"dm", "cascade-dr"} & set(wanted) else None,
+        }  # fmt: skip
+    else:
+        for kind in kinds:
+            if own[kind] is None:
+                users = [e for e in wanted if KIND[e] == kind]
+                raise MissingColumnError(
+                    f"{', '.join(users)} need{'s' if len(users) == 1 else ''} the target's "
+                    f"propensity of {_WHAT[kind]}: give target_{PROPENSITY[kind]}= (a column of "
+                    "the impressions) or target= a ranking"
+                )
+            column = numeric(imp, own[kind], "impressions", f"target_{PROPENSITY[kind]}")
+            columns.append((f"_e_{kind}", column))
+            stochastic.append((f"_e_{kind}", column, f"target_{PROPENSITY[kind]}"))
+            if kind == "s":
+                per_slate.append(("_e_s", "target_pscore"))
+    if "dm" in wanted and (target_context is None or target_context["predicted"] is None):
+        raise ConventionError(
+            "dm needs target= a ranking with a predicted_reward= column (the predicted "
+            "reward of each item it ranks)"
+        )
+    if "cascade-dr" in wanted:
+        if o.predicted_reward is None:
+            raise ConventionError(
+                "cascade-dr needs predicted_reward= (a column of the impressions, and of "
+                "target= when it is a ranking)"
+            )
+        columns.append(("_q", numeric(imp, o.predicted_reward, "impressions", "predicted_reward")))
+        if target_context is None:
+            if o.target_predicted_reward is None:
+                raise ConventionError(
+                    "cascade-dr with a stochastic target needs target_predicted_reward= (its "
+                    "expected predicted reward at each position given the items shown above)"
+                )
+            columns.append(("_q_e", numeric(imp, o.target_predicted_reward, "impressions",
+                                            "target_predicted_reward")))
+    rewards_context = None
+    if o.rewards is not None:
+        rew, r_keys, r_item = keyed(o.rewards, "rewards")
+        spec = _relevance(rew, names, "rewards", required=False, dialect=dialect.name)
+        rewards_context = {
+            "source": rew.sql, "unit": [q(c) for c in r_keys], "item": q(r_item),
+            "relevance": spec,
+            "unique": o.truth_duplicates == "error" and spec["kind"] != "action",
+        }  # fmt: skip
+    else:
+        if o.action is not None or o.relevance is not None:
+            raise ConventionError("action= and relevance= grade rewards=; give rewards= too")
+        columns.append(("_r0", numeric(imp, o.reward, "impressions", "reward")))
+    context = {
+        "dialect": dialect.name,
+        "unit": [{"alias": "_user" if i == 0 else f"_u{i}"} for i in range(len(keys))],
+        "segments": [
+            {"alias": f"_g{i}", "column": q(col.find_column(imp, name, "impressions", "by"))}
+            for i, name in enumerate(segments)
+        ],
+        "impressions": {
+            "source": imp.sql, "unit": [q(c) for c in keys], "item": q(imp_item),
+            "position": q(imp_position), "columns": columns, "logging": logging,
+            "target": stochastic, "per_slate": per_slate,
+        },  # fmt: skip
+        "rewards": rewards_context,
+        "target": target_context,
+        "truth_duplicates": "max" if o.truth_duplicates == "error" else o.truth_duplicates,
+        "ties": o.ties,
+        "estimators": [{"name": e} for e in wanted],
+        "baseline": None if o.baseline is None else wanted.index(o.baseline),
+        "kinds": kinds,
+        "position_weights": _position_weights(o.position_weights),
+        "clip": None if o.clip is None else repr(float(o.clip)),
+    }
+    return context, keys, imp_position, wanted, segments
+
+
+_WHAT = {"s": "the whole shown slate", "ip": "the item at its position",
+         "c": "the items from the top down to the position"}  # fmt: skip
+
+
+def _estimators(estimators: str | Sequence[str]) -> list[str]:
+    wanted = [estimators] if isinstance(estimators, str) else list(estimators)
+    if not wanted:
+        raise ConventionError(f"estimators= names at least one of {', '.join(ESTIMATORS)}")
+    for e in wanted:
+        if e not in ESTIMATORS:
+            raise ConventionError(f"unknown estimator {e!r}; the estimators are {', '.join(ESTIMATORS)}")
+    if len(set(wanted)) != len(wanted):
+        raise ConventionError(f"estimators= names an estimator twice: {wanted!r}")
+    return wanted
+
+
+def _check_options(confidence: float, clip: float | None, ties: str, truth_duplicates: str) -> None:
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
+        raise ConventionError(f"confidence must be a number between 0 and 1, got {confidence!r}")
+    if clip is not None and (
+        isinstance(clip, bool) or not isinstance(clip, Real) or not math.isfinite(clip) or clip <= 0
+    ):
+        raise ConventionError(f"clip= caps the importance weights: a number above 0, got {clip!r}")
+    if truth_duplicates not in ("error", "max", "sum"):
+        raise ConventionError(
+            f"truth_duplicates={truth_duplicates!r} is not one of 'error', 'max', 'sum'"
+        )
+
+
+def _position_weights(position_weights: str | Sequence[float]) -> dict[str, Any]:
+    if isinstance(position_weights, str):
+        if position_weights not in ("none", "dcg"):
+            raise ConventionError(
+                f"position_weights={position_weights!r}: give 'none', 'dcg' or a list of numbers "
+                "(position 1 first)"
+            )
+        return {"kind": position_weights, "values": []}
+    values = list(position_weights)
+    if not values or any(
+        isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(v) for v in values
+    ):
+        raise ConventionError(
+            f"position_weights= as a list needs finite numbers (position 1 first), got {position_weights!r}"
+        )
+    return {"kind": "list", "values": [repr(float(v)) for v in values]}
+
+
+def _raise_problem(found: pa.Table, keys: list[str], position: str) -> None:
+    """A one-line error for the first problem the checks found (sql/off_policy/checks.sql.j2)."""
+    if found.num_rows == 0:
+        return
+    row = found.to_pylist()[0]
+    kind = row["_kind"]
+    unit = ", ".join(f"{k} = {row[f'_k{i}']}" for i, k in enumerate(keys))
+    at = f"{unit}, {position} = {row['_pos']}"
+    if kind.startswith("b:"):
+        name = kind[2:]
+        users = [e for e in ESTIMATORS if KIND[e] and PROPENSITY[KIND[e]] == name]
+        raise InvalidDataError(
+            f"impressions: {name} = {row['_value']} for {at}: a logging propensity must be in "
+            f"(0, 1] ({', '.join(users)} divide by it)"
+        )
+    if kind.startswith("e:"):
+        raise InvalidDataError(
+            f"impressions: {kind[2:]} = {row['_value']} for {at}: a target propensity must be in [0, 1]"
+        )
+    messages = {
+        "position": f"impressions: position {row['_pos']} for {unit}: positions start at 1",
+        "positions": f"impressions: the positions of {unit} are not 1, 2, ... up to its number "
+        "of rows (a gap or a repeated position)",
+        "item": f"impressions: an item is shown twice in the slate of {unit}",
+        "rewards": f"rewards: two rows for one item of {unit} (an event log? "
+        "truth_duplicates='max' counts the highest grade, 'sum' adds the grades up)",
+        "target": f"target: an item of {unit} has two rows or a NULL score",
+    }
+    if kind.startswith("slate:"):
+        raise InvalidDataError(
+            f"impressions: {kind[6:]} differs between the rows of {unit}: the propensity of the "
+            "whole slate is one number per slate"
+        )
+    raise InvalidDataError(messages[kind])
+
+
+def _table(
+    result: pa.Table, wanted: list[str], segments: list[str], confidence: float, baseline: str | None = None
+) -> pa.Table:
+    if segments:  # the segments in their values' order, NULL first, in every engine
+        values = list(zip(*(result.column(f"_g{j}").to_pylist() for j in range(len(segments))), strict=True))
+        order = sorted(range(len(values)), key=lambda i: [(v is not None, v) for v in values[i]])
+        result = result.take(pa.array(order, pa.int64()))
+    out: dict[str, list] = {name: [] for name in OUTPUT + COMPARED}
+    for r in result.to_pylist():
+        n = int(r["_n"])
+        if not n:
+            continue
+        for i, e in enumerate(wanted):
+            value = r[f"_s{i}"] / n
+            lo, hi = t_interval(n, value, r[f"_ss{i}"], confidence)
+            out["estimator"].append(e)
+            out["value"].append(value)
+            out["ci_low"].append(lo)
+            out["ci_high"].append(hi)
+            out["units"].append(n)
+            _compare(out, r, n, wanted, i, baseline, value, confidence)
+            k = KIND[e]
+            if k is None:
+                for name in ("ess", "max_weight", "mean_weight", "support", "clipped"):
+                    out[name].append(None)
+                continue
+            m = int(r[f"_m_{k}"])
+            su, su2 = r[f"_su_{k}"], r[f"_su2_{k}"]
+            mean_weight = r[f"_sw_{k}"] / m
+            out["ess"].append(su * su / su2 * n / m if su2 > 0 else 0.0)
+            out["max_weight"].append(r[f"_mw_{k}"])
+            out["mean_weight"].append(mean_weight)
+            out["support"].append(int(r[f"_sup_{k}"]) / n)
+            out["clipped"].append(int(r[f"_cl_{k}"]) / m)
+            if abs(mean_weight - 1) > MEAN_WEIGHT_TOLERANCE:
+                segment = ", ".join(f"{s} = {r[f'_g{j}']}" for j, s in enumerate(segments))
+                warnings.warn(
+                    f"{e}: the mean importance weight is {mean_weight:.3g}"
+                    f"{f' ({segment})' if segment else ''}, not about 1: the logged "
+                    f"{PROPENSITY[k]} may be wrong, or too few units carry the weight (support "
+                    f"{int(r[f'_sup_{k}']) / n:.3g}, ess {out['ess'][-1]:.3g})",
+                    OffPolicyWarning,
+                    stacklevel=3,
+                )
+    types = {"estimator": pa.string(), "units": pa.int64()}
+    columns = {name: result.column(f"_g{j}").take(_rows_of(result, len(wanted)))
+               for j, name in enumerate(segments)}  # fmt: skip
+    types["baseline"] = pa.string()
+    for name in OUTPUT + (COMPARED if baseline is not None else ()):
+        columns[name] = pa.array(out[name], type=types.get(name, pa.float64()))
+    return pa.table(columns)
+
+
+def _compare(out: dict[str, list], r: dict, n: int, wanted: list[str], i: int, baseline: str | None,
+             value: float, confidence: float) -> None:
+    """The paired comparison of estimate i with the baseline estimate on the same units: the
+    difference of their means, its t interval and the paired t-test's p (compare()'s)."""
+    if baseline is None or wanted[i] == baseline:
+        for name in COMPARED:
+            out[name].append(baseline if name == "baseline" else None)
+        return
+    b = wanted.index(baseline)
+    delta = value - r[f"_s{b}"] / n
+    lo, hi = t_interval(n, delta, r[f"_sd{i}"], confidence)
+    out["baseline"].append(baseline)
+    out["baseline_value"].append(r[f"_s{b}"] / n)
+    out["delta"].append(delta)
+    out["delta_ci_low"].append(lo)
+    out["delta_ci_high"].append(hi)
+    out["p_value"].append(t_test(n, delta, r[f"_sd{i}"]))
+
+
+def _rows_of(result: pa.Table, per_row: int) -> pa.Array:
+    """The result's row of each output row (segments with units, each repeated per estimator)."""
+    n = result.column("_n").to_pylist()
+    return pa.array([i for i, units in enumerate(n) if units for _ in range(per_row)], pa.int64())

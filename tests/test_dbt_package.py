@@ -1,0 +1,383 @@
+"""The dbt package (dbt/, docs/sql.md): its generated copy of the templates renders exactly the
+text of sqlmetrics.sql() (with Python's Jinja, as dbt's render() does, for every dialect and
+many calls); and dbt itself (`dbt deps`, `dbt build` of dbt/integration_tests) on DuckDB and on
+the tests' throwaway PostgreSQL server gives the numbers of evaluate() (1e-9), compiles the text
+of sqlmetrics.sql() for Spark, BigQuery and Snowflake, and refuses bad calls at compile time.
+
+dbt runs from its own virtualenv: dbt-core 1.10 pins python-dateutil < 2.10 (the shared
+environment has 4.0), so .ci/run installs it in .venv-dbt and sets SQLMETRICS_DBT; without a
+dbt these tests skip (and fail under CI=true)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import duckdb
+import jinja2
+import pytest
+
+import sqlmetrics
+from sqlmetrics.api import dbt_package
+from sqlmetrics.engines import for_connection
+from sqlmetrics.names.registry import METRICS
+from sqlmetrics.statement import keywords
+from sqlmetrics.statement.prepare import prepare
+from sqlmetrics.statement.templates import render
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = ROOT / "dbt" / "integration_tests"
+GRADES = {"purchase": 3, "add_to_cart": 2, "view": 1}
+
+
+def COMPILED(project_dir: Path) -> Path:  # noqa: N802  (a path, read like a constant)
+    return project_dir / "target" / "compiled" / "sqlmetrics_integration_tests"
+
+
+# ---- the generated template, with Python's Jinja ----------------------------------------------
+
+
+def _jinja_as_dbt() -> jinja2.Environment:
+    """What the generated macros meet in dbt: its return() and fromjson() (dbt's own Jinja
+    renames macros, which the generated template undoes: checked by the dbt tests below)."""
+    env = jinja2.Environment()
+    env.globals.update({"return": lambda value: value, "fromjson": json.loads})
+    return env
+
+
+@pytest.fixture(scope="module")
+def generated():
+    """The template (compiled once) and the macro that puts a context in front of it."""
+    module = _jinja_as_dbt().from_string(dbt_package.template_macros()).module
+    return _jinja_as_dbt().from_string(module.statement_template()), module.context_prefix
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE recs AS SELECT 1 AS user_id, 'a' AS item_id, 0.5 AS score, 2 AS pos, "
+        "'A' AS model, DATE '2026-01-01' AS day, 1.5 AS relevance"
+    )
+    con.execute(
+        "CREATE TABLE truth AS SELECT 1 AS user_id, 'a' AS item_id, 2 AS relevance, "
+        "'vi''ew' AS event_type, DATE '2026-01-01' AS day"
+    )
+    yield con
+    con.close()
+
+
+def _through_generated(generated, con, metrics, dialect, **options) -> tuple[str, str]:
+    """(sqlmetrics.sql()'s text, the generated template's text for the same context)."""
+    template_compiled, _ = generated
+    engine = for_connection(con)
+    wanted = inspect.signature(prepare).parameters
+    defaults = {n: p.default for n, p in inspect.signature(keywords.inputs).parameters.items()}
+    opts = {k: v for k, v in {**defaults, "by": None, "per_user": False, **options}.items() if k in wanted}
+    template, context, *_ = prepare(engine, "recs", metrics, dialect=dialect, **opts)
+    expected = render(template, context)
+    plain = {key: context.get(key) for key in dbt_package.CONTEXT_KEYS}
+    plain["exact_sums"] = "fast"
+    # (the context as dbt passes it: through JSON)
+    text = template_compiled.render(ctx=json.loads(json.dumps(plain)))
+    lines = [line for line in text.split("\n") if line.strip(" \t")]
+    return expected, "\n".join(lines) + "\n"
+
+
+RANKING = [m for m, d in METRICS.items() if not d.beyond]
+EVERY_LABEL = [m + ("@7" if METRICS[m].needs_cutoff else "") for m in RANKING]
+TIE_AVERAGED = [m for m in EVERY_LABEL if METRICS[m.split("@")[0]].tie_averaged]
+CASES = [
+    ({}, EVERY_LABEL),
+    ({"ties": "average"}, TIE_AVERAGED),
+    ({"ties": "evidently", "short_lists": "evidently", "empty": "skip"}, TIE_AVERAGED),
+    ({"gain": "exponential", "threshold": 2}, EVERY_LABEL),
+    ({"missing": "zero", "per_user": True}, EVERY_LABEL),
+    ({"ties": "trec_eval", "truth_duplicates": "sum"}, EVERY_LABEL),
+    ({"ties": "item_asc", "truth_duplicates": "max", "duplicates": "all"}, EVERY_LABEL),
+    ({"threshold": "any", "ap_denominator": "min_k", "empty": "no_gain"}, EVERY_LABEL),
+    ({"threshold": 1.5, "profile": "ranx"}, ["ndcg@10", "map", "recall@3"]),
+    ({"action": "event_type", "relevance": {"vi'ew": 1, "buy": 2.5}}, ["ndcg@10", "precision"]),
+    ({"rank": "pos", "user": "user_id"}, ["ndcg@10", "mrr@3"]),
+]
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "spark", "bigquery", "snowflake"])
+@pytest.mark.parametrize(("options", "metrics"), CASES, ids=[str(c[0]) for c in CASES])
+def test_generated_template_renders_the_same_text(generated, inputs, dialect, options, metrics):
+    """The templates' copy in dbt/macros/generated/ (one template, its macros renamed) gives
+    the text of the templates themselves, byte for byte."""
+    options = {"truth": "truth", "by": ["model"], "user": ["user_id", "day"], **options}
+    expected, got = _through_generated(generated, inputs, metrics, dialect, **options)
+    assert got == expected
+
+
+def test_dbt_macro_takes_the_keywords_of_evaluate():
+    """sqlmetrics.evaluate() in dbt takes the keywords of the Python one (statement/keywords.py),
+    with by= and per_user=, and dialect= as sql() does."""
+    import re
+
+    text = (ROOT / "dbt" / "macros" / "evaluate.sql").read_text(encoding="utf-8")
+    signature = re.search(r"\{% macro evaluate\((.*?)\) -%\}", text, re.S).group(1)
+    names = [part.split("=")[0].strip() for part in signature.split(",")]
+    python = list(inspect.signature(keywords.inputs).parameters)
+    assert names[:2] == ["recs", "metrics"]
+    assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect"])
+
+
+def test_context_prefix_reads_the_context_back(generated):
+    """dbt renders context_prefix(tojson(context)) ~ the template: the context comes back as
+    it went in, quotes and backslashes and all."""
+    _, context_prefix = generated
+    value = {"a": "it's \\ \"x\"\n", "b": [1, None, True], "c": {"d": 2.5}}
+    text = _jinja_as_dbt().from_string(context_prefix(json.dumps(value)) + "{{ ctx | tojson }}").render()
+    assert json.loads(text) == value
+
+
+def test_generated_template_without_truth(generated, inputs):
+    expected, got = _through_generated(generated, inputs, ["ndcg@10", "precision@3"], "duckdb", by="model")
+    assert got == expected
+
+
+# ---- dbt itself ---------------------------------------------------------------------------------
+
+
+def _dbt_executable() -> str:
+    found = os.environ.get("SQLMETRICS_DBT") or shutil.which("dbt")
+    local = ROOT / ".venv-dbt" / "bin" / "dbt"
+    if not found and local.exists():
+        found = str(local)
+    if not found:
+        reason = "dbt is not installed: .ci/run installs it in .venv-dbt (or set SQLMETRICS_DBT)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (CI=true)", pytrace=False)
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A copy of the integration project whose packages.yml names this repository's dbt/."""
+    dbt = _dbt_executable()
+    root = tmp_path_factory.mktemp("dbt")
+    copy = root / "project"
+    shutil.copytree(PROJECT, copy, ignore=shutil.ignore_patterns("target", "dbt_packages", "logs"))
+    (copy / "packages.yml").write_text(f"packages:\n  - local: {ROOT / 'dbt'}\n", encoding="utf-8")
+    env = {**os.environ, "DBT_PROFILES_DIR": str(copy), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+           "SQLMETRICS_DBT_DUCKDB": str(root / "integration.duckdb")}  # fmt: skip
+    _run(dbt, copy, env, "deps")
+    return dbt, copy, env, root / "integration.duckdb"
+
+
+@pytest.fixture(scope="module")
+def built(project):
+    """The integration project built on DuckDB (seeds, models, the analyses compiled)."""
+    dbt, copy, env, _ = project
+    _run(dbt, copy, env, "build")
+    _run(dbt, copy, env, "compile", "--select", "resource_type:analysis")
+    return project
+
+
+def _run(dbt, project_dir, env, *args, check=True) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [dbt, *args, "--project-dir", str(project_dir)],
+        capture_output=True, text=True, env=env, cwd=project_dir, check=False, timeout=600,
+    )  # fmt: skip
+    if check and done.returncode != 0:
+        pytest.fail(f"dbt {' '.join(args)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}")
+    return done
+
+
+# each model of the integration project: evaluate()'s call on the same seeds (views there)
+MODELS = {
+    "daily_ab": dict(
+        recs="report_recommendations", truth="report_events",
+        metrics=["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"], by=["day", "model"],
+        user=["user_id", "day"], action="event_type", relevance=GRADES, key=["day", "model"],
+    ),
+    "per_user_purchases": dict(
+        recs="recommendations", truth="purchases", metrics=["precision@10", "hit_rate@10", "ndcg@5"],
+        by="model", user=["user_id", "day"], per_user=True, truth_duplicates="max",
+        key=["model", "user_id", "day"],
+    ),
+    "trec_names": dict(
+        recs="recommendations", truth="graded",
+        metrics=["map", "ndcg", "r_precision", "bpref", "mrr", "num_rel_ret"],
+        by=["model"], user=["user_id", "day"], gain="exponential", ties="trec_eval", key=["model"],
+    ),
+}  # fmt: skip
+
+
+def _duckdb_rows(con, sql: str, key: list[str]) -> dict:
+    relation = con.sql(sql)
+    rows = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+    return {tuple(r[c] for c in key): r for r in rows}
+
+
+def _same_numbers(got: dict, expected: dict) -> None:
+    assert got.keys() == expected.keys() and expected
+    for k, row in expected.items():
+        for column, value in row.items():
+            actual = got[k][column]
+            if isinstance(value, float):
+                assert math.isclose(actual, value, rel_tol=1e-9, abs_tol=1e-9), (k, column, actual, value)
+            else:
+                assert actual == value, (k, column, actual, value)
+
+
+def _expected(con, schema: str, spec: dict) -> dict:
+    spec = dict(spec)
+    key = spec.pop("key")
+    recs, truth, metrics = spec.pop("recs"), spec.pop("truth"), spec.pop("metrics")
+    result = sqlmetrics.evaluate(con, f"{schema}.{recs}", metrics, truth=f"{schema}.{truth}", **spec)
+    return {tuple(r[c] for c in key): r for r in result.to_pylist()}
+
+
+def test_dbt_build_on_duckdb_equals_evaluate(built):
+    dbt, copy, env, database = built
+    con = duckdb.connect(str(database), read_only=True)
+    try:
+        for model, spec in MODELS.items():
+            got = _duckdb_rows(con, f"SELECT * FROM main.{model}", spec["key"])
+            _same_numbers(got, _expected(con, "main", spec))
+        # the model's statement is sqlmetrics.sql()'s for the same call
+        compiled = (COMPILED(copy) / "models" / "daily_ab.sql").read_text()
+        inner = compiled[compiled.index("(\n") + 2 : compiled.rindex(") AS sqlmetrics_evaluate")]
+        catalog = database.stem
+        spec = dict(MODELS["daily_ab"])
+        del spec["key"]
+        text = sqlmetrics.sql(
+            con, f"{catalog}.main.{spec.pop('recs')}", spec.pop("metrics"),
+            truth=f"{catalog}.main.{spec.pop('truth')}", **spec,
+        )  # fmt: skip
+        assert inner == text
+    finally:
+        con.close()
+
+
+def test_incremental_run_of_one_day_replaces_it(built):
+    """A scheduled run computes its days again (delete+insert on day and model): the table
+    keeps one row per (day, model), with the same numbers."""
+    dbt, copy, env, database = built
+    with duckdb.connect(str(database), read_only=True) as con:
+        before = con.execute("SELECT * FROM main.daily_ab ORDER BY day, model").fetchall()
+    _run(dbt, copy, env, "run", "--select", "report_recommendations", "report_events", "daily_ab",
+         "--vars", "{first_day: '2026-11-02', last_day: '2026-11-02'}")  # fmt: skip
+    with duckdb.connect(str(database), read_only=True) as con:
+        after = con.execute("SELECT * FROM main.daily_ab ORDER BY day, model").fetchall()
+    assert len(after) == len(before) == 6
+    for a, b in zip(after, before, strict=True):
+        assert a[:3] == b[:3]
+        assert all(math.isclose(x, y, rel_tol=1e-12) for x, y in zip(a[3:], b[3:], strict=True))
+    _run(dbt, copy, env, "run", "--select", "report_recommendations", "report_events")  # (the views back)
+
+
+@pytest.mark.parametrize("dialect", ["spark", "bigquery", "snowflake", "duckdb", "postgres"])
+def test_compiled_text_for_every_dialect(built, dialect):
+    """dialect= writes another engine's statement on any adapter: the text of
+    sqlmetrics.sql(..., dialect=) for the same call."""
+    dbt, copy, env, database = built
+    compiled = COMPILED(copy) / "analyses" / f"text_{dialect}.sql"
+    catalog = database.stem
+    with duckdb.connect(str(database), read_only=True) as con:
+        text = sqlmetrics.sql(
+            con, f"{catalog}.main.recommendations",
+            ["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50"],
+            truth=f"{catalog}.main.events", by=["day", "model"], user=["user_id", "day"], action="event_type",
+            relevance=GRADES, dialect=dialect,
+        )  # fmt: skip
+    assert compiled.read_text() == text
+
+
+BAD = [
+    ("['ndgc@10']", {}, "unknown metric 'ndgc'"),
+    ("['ndcg@0']", {}, "the cutoff in ndcg@0 must be an integer from 1"),
+    ("['ndcg@10']", {"item": "product_id"}, "has no item column product_id"),
+    ("['ndcg@10']", {"by": "country"}, "has no by column country"),
+    ("['ndcg@10']", {"ties": "random"}, "ties=random is not one of"),
+]
+
+
+def test_bad_calls_fail_to_compile(built):
+    """Each bad call is a compile error that names the problem."""
+    dbt, copy, env, _ = built
+    bad_dir = copy / "analyses" / "bad"
+    bad_dir.mkdir(exist_ok=True)
+    try:
+        for i, (metrics, options, message) in enumerate(BAD):
+            given = {k: repr(v) for k, v in options.items()}
+            options = {"truth": "ref('purchases')", "user": "['user_id', 'day']", **given}
+            mapping = ", ".join(f"'{k}': {v}" for k, v in options.items())
+            (bad_dir / f"bad_{i}.sql").write_text(
+                f"{{{{ sqlmetrics.sql(ref('recommendations'), {metrics}, {{{mapping}}}) }}}}\n"
+            )
+            done = _run(dbt, copy, env, "compile", "--select", f"bad_{i}", check=False)
+            assert done.returncode != 0
+            assert message in done.stdout, done.stdout[-3000:]
+            (bad_dir / f"bad_{i}.sql").unlink()
+    finally:
+        shutil.rmtree(bad_dir)
+
+
+def test_dbt_build_on_postgres_equals_evaluate(project, pg_uri):
+    dbt, copy, env, _ = project
+    url = urlparse(pg_uri)
+    query = {k: v[0] for k, v in parse_qs(url.query).items()}
+    pg_env = {**env, "SQLMETRICS_DBT_PG_HOST": query["host"],
+              "SQLMETRICS_DBT_PG_PORT": query.get("port", "5432"),
+              "SQLMETRICS_DBT_PG_USER": query.get("user", "postgres"),
+              "SQLMETRICS_DBT_PG_DBNAME": url.path.lstrip("/") or "postgres"}  # fmt: skip
+    _run(dbt, copy, pg_env, "build", "--target", "postgres")
+    import adbc_driver_postgresql.dbapi as pg
+
+    con = pg.connect(pg_uri)
+    try:
+        for model, spec in MODELS.items():
+            with con.cursor() as cur:
+                cur.execute(f"SELECT * FROM dbt_sqlmetrics.{model}")
+                got = cur.fetch_arrow_table().to_pylist()
+            got = {tuple(r[c] for c in spec["key"]): r for r in got}
+            _same_numbers(got, _expected(con, "dbt_sqlmetrics", spec))
+    finally:
+        con.close()
+
+
+def test_the_example_project_gives_the_daily_report(project, tmp_path):
+    """warehouse_examples/dbt_report on an example warehouse: one row per (day, model), the
+    numbers of evaluate() on each day's slice as `sqlmetrics report` takes it (1e-9); a second
+    run of one day replaces that day."""
+    dbt, _, env, _ = project
+    warehouse = tmp_path / "warehouse.duckdb"
+    subprocess.run(
+        [sys.executable, str(ROOT / "warehouse_examples" / "make_warehouse.py"), "--users", "60",
+         "--db", str(warehouse)], check=True, capture_output=True,
+    )  # fmt: skip
+    example = tmp_path / "dbt_report"
+    shutil.copytree(ROOT / "warehouse_examples" / "dbt_report", example,
+                    ignore=shutil.ignore_patterns("target", "dbt_packages", "logs"))  # fmt: skip
+    (example / "packages.yml").write_text(f"packages:\n  - local: {ROOT / 'dbt'}\n", encoding="utf-8")
+    example_env = {**env, "DBT_PROFILES_DIR": str(example), "SQLMETRICS_WAREHOUSE": str(warehouse)}
+    _run(dbt, example, example_env, "deps")
+    _run(dbt, example, example_env, "build")
+    _run(dbt, example, example_env, "build", "--vars", "{first_day: '2026-11-07', last_day: '2026-11-07'}")
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        got = _duckdb_rows(con, "SELECT * FROM main.daily_ab", ["day", "model"])
+        assert len(got) == 14
+        expected = {}
+        for (day,) in con.sql("SELECT DISTINCT day FROM recommendations ORDER BY day").fetchall():
+            recs = con.sql(f"SELECT * FROM recommendations WHERE day = DATE '{day}'")
+            events = con.sql(f"SELECT user_id, item_id, event_type FROM events WHERE day = DATE '{day}'")
+            result = sqlmetrics.evaluate(
+                con, recs, ["ndcg@10", "map@10", "recall@20", "mrr@10", "hit_rate@10"], truth=events,
+                by="model", action="event_type", relevance=GRADES,
+            )  # fmt: skip
+            for row in result.to_pylist():
+                expected[(day, row["model"])] = {"day": day, **row}
+    _same_numbers(got, expected)

@@ -1,0 +1,352 @@
+"""The DuckDB macros (sqlmetrics/api/macros.py, docs/sql.md): equal to evaluate() for every ranking
+metric, means and per unit, on data with ties, graded, negative and NULL grades, empty and
+missing units, several segment and unit columns; bad calls fail with a message that says
+what is wrong; the checked-in file is what the templates give now; the DuckDB command-line
+client runs the written file."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import sqlmetrics
+from sqlmetrics.api.macros import Macro, generated_files, macro_definitions, macros
+from sqlmetrics.names.registry import METRICS
+
+ROOT = Path(__file__).resolve().parent.parent
+GRADES = {"purchase": 3, "add_to_cart": 2, "view": 1, "return": -1}
+GRADES_SQL = "MAP {'purchase': 3, 'add_to_cart': 2, 'view': 1, 'return': -1}"
+
+
+@pytest.fixture(scope="module")
+def warehouse():
+    """A small warehouse of the README's shape, with every column name a macro parameter has
+    (and the statement's own internal names) as extra columns that must change nothing."""
+    con = duckdb.connect()
+    sqlmetrics.install_macros(con)
+    rng = random.Random(36)
+    recs, events = [], []
+    for day in (1, 2):
+        for user in range(40):
+            for model in ("A", "B"):
+                if (user + day) % 13 == 0 and model == "B":
+                    continue  # a unit of one segment only
+                for item in rng.sample(range(30), rng.randint(1, 14)):
+                    # scores rounded to one decimal: many ties
+                    recs.append((day, model, user, f"i{item}", round(rng.random(), 1)))
+            if user % 11 == 5:
+                continue  # recommended, no truth: not evaluated
+            for _ in range(rng.randint(1, 8)):
+                # an event log: repeated (user, item) rows, the highest grade counts
+                action = rng.choice([*GRADES, "search"])
+                events.append((day, user, f"i{rng.randrange(30)}", action))
+        events.append((day, 1000 + day, "i1", "purchase"))  # truth only: skipped
+    con.execute(
+        "CREATE TABLE recommendations (day INTEGER, model VARCHAR, user_id INTEGER, "
+        "item_id VARCHAR, score DOUBLE)"
+    )
+    con.executemany("INSERT INTO recommendations VALUES (?, ?, ?, ?, ?)", recs)
+    con.execute("CREATE TABLE events (day INTEGER, user_id INTEGER, item_id VARCHAR, event_type VARCHAR)")
+    con.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", events)
+    # graded truth with NULL and negative grades, and a truth of pairs without grades
+    con.execute(
+        "CREATE TABLE graded AS SELECT day, user_id, item_id, CASE event_type WHEN 'purchase' "
+        "THEN 3 WHEN 'add_to_cart' THEN 2 WHEN 'view' THEN 1 WHEN 'return' THEN -1 END AS relevance "
+        "FROM events"
+    )
+    con.execute(
+        "CREATE TABLE pairs AS SELECT DISTINCT day, user_id, item_id FROM events "
+        "WHERE event_type = 'purchase'"
+    )
+    junk = ", ".join(
+        f"{i} AS {name}"
+        for i, name in enumerate(
+            ['"k"', "item", "grades", "beta", "recs", "truth", "c", "x", '"by"', '"user"',
+             "_item", "_key", "_user", "_g0", "_rel", "_p", "sqlmetrics_item"]
+        )
+    )  # fmt: skip
+    con.execute(f"CREATE VIEW recs_junk AS SELECT *, {junk} FROM recommendations")
+    con.execute(f"CREATE VIEW events_junk AS SELECT *, {junk} FROM events")
+    yield con
+    con.close()
+
+
+def _close(a, b, tol=1e-12) -> bool:
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+    return a == b
+
+
+def _same(macro_rows: list[dict], expected_rows: list[dict], key: list[str]) -> None:
+    def keyed(rows):
+        return {tuple(r[c] for c in key): r for r in rows}
+
+    got, want = keyed(macro_rows), keyed(expected_rows)
+    assert got.keys() == want.keys()
+    assert want, "no rows: the test would compare nothing"
+    for k, expected in want.items():
+        for column, value in expected.items():
+            assert _close(got[k][column], value), (k, column, got[k][column], value)
+
+
+def _macro_rows(con, sql: str) -> list[dict]:
+    relation = con.sql(sql)
+    return [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+
+
+def _call(m: Macro, recs: str, truth: str, k: int | None, extra: str = "") -> str:
+    args = [repr(recs), repr(truth)]
+    if m.has_cutoff:
+        args.append(f"k := {k}")
+    return f"SELECT * FROM {m.name}({', '.join(args)}{extra})"
+
+
+def _label(m: Macro, k: int) -> str:
+    return f"{m.metric.name}@{k}" if m.has_cutoff else m.metric.name
+
+
+@pytest.mark.parametrize("m", macros(), ids=lambda m: m.name)
+def test_every_macro_equals_evaluate(warehouse, m):
+    """Each macro against evaluate() with the same inputs: (user, day) units, segments by day
+    and model, an action column graded by a map, an event log's repeated rows (truth_duplicates
+    'max', the macros' convention); 1e-12."""
+    k = 5
+    extra = (
+        ", \"by\" := ['day', 'model'], \"user\" := ['user_id', 'day'], relevance := 'event_type', "
+        f"grades := {GRADES_SQL}"
+    )
+    got = _macro_rows(warehouse, _call(m, "recs_junk", "events_junk", k, extra))
+    expected = sqlmetrics.evaluate(
+        warehouse, "recommendations", [_label(m, k)], truth="events", by=["day", "model"],
+        user=["user_id", "day"], action="event_type", relevance=GRADES, truth_duplicates="max",
+        per_user=m.per_user,
+    ).to_pylist()  # fmt: skip
+    key = ["day", "model", "user_id"] if m.per_user else ["day", "model"]
+    expected = [{("users" if c == "users" else c.split("@")[0]): v for c, v in r.items()} for r in expected]
+    _same(got, expected, key)
+    names = list(got[0])
+    # the segment's columns in the order of "by" (per unit, those that are not the unit's), the
+    # unit's in the order of "user"
+    assert names == (["model", "user_id", "day", m.metric.name] if m.per_user
+                     else ["day", "model", "users", m.metric.name])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "label", ["ndcg@3", "map@10", "recall@1", "precision@20", "mrr@4", "ndcg", "map", "r_precision", "bpref"]
+)
+@pytest.mark.parametrize("truth", ["graded", "pairs"])
+def test_relevance_column_and_pairs(warehouse, label, truth):
+    """A numeric relevance column (NULL and negative grades among them), and a truth of
+    (user, item) pairs (relevance := NULL: every row relevant), one segment column."""
+    name, _, k = label.partition("@")
+    macro = f"sqlmetrics_{name}" + ("" if k or not METRICS[name].needs_cutoff else "_whole")
+    cutoff = f", k := {k}" if k else ""
+    relevance = ", relevance := NULL" if truth == "pairs" else ""
+    got = _macro_rows(
+        warehouse,
+        f"SELECT * FROM {macro}('recommendations', '{truth}'{cutoff}, \"by\" := ['model'], "
+        f"\"user\" := ['user_id', 'day']{relevance})",
+    )
+    expected = sqlmetrics.evaluate(
+        warehouse, "recommendations", [label], truth=truth, by="model", user=["user_id", "day"],
+        truth_duplicates="max",
+    ).to_pylist()
+    _same(got, [{"model": r["model"], "users": r["users"], name: r[label]} for r in expected], ["model"])
+
+
+def test_no_segment_and_one_key_column(warehouse):
+    """by := [] (the default): one row; user := ['user_id'] with one day's view."""
+    warehouse.execute(
+        "CREATE OR REPLACE TEMP VIEW day1 AS SELECT * FROM recommendations WHERE day = 1 AND model = 'A'"
+    )
+    warehouse.execute("CREATE OR REPLACE TEMP VIEW truth1 AS SELECT * FROM graded WHERE day = 1")
+    got = _macro_rows(warehouse, "SELECT * FROM sqlmetrics_ndcg('day1', 'truth1', k := 10)")
+    expected = sqlmetrics.evaluate(warehouse, "day1", ["ndcg@10"], truth="truth1", truth_duplicates="max")
+    assert list(got[0]) == ["users", "ndcg"]
+    _same(got, [{"users": r["users"], "ndcg": r["ndcg@10"]} for r in expected.to_pylist()], [])
+
+
+def test_set_F_beta(warehouse):
+    got = _macro_rows(
+        warehouse,
+        "SELECT * FROM sqlmetrics_set_F('recommendations', 'graded', beta := 0.25, \"by\" := ['model'], "
+        "\"user\" := ['user_id', 'day'])",
+    )
+    expected = sqlmetrics.evaluate(
+        warehouse, "recommendations", ["set_F.0.25"], truth="graded", by="model",
+        user=["user_id", "day"], truth_duplicates="max",
+    ).to_pylist()  # fmt: skip
+    _same(got, [{"model": r["model"], "set_F": r["set_F_0.25"]} for r in expected], ["model"])
+    # beta changes the number: the parameter is read
+    other = _macro_rows(
+        warehouse,
+        "SELECT * FROM sqlmetrics_set_F('recommendations', 'graded', \"by\" := ['model'], "
+        "\"user\" := ['user_id', 'day'])",
+    )
+    assert other[0]["set_F"] != got[0]["set_F"]
+
+
+BAD_CALLS = [
+    ("sqlmetrics_ndcg('recommendations', 'graded', k := 0)",
+     "sqlmetrics_ndcg: k must be an integer from 1 to 100000 (sqlmetrics_ndcg_whole ranks the "
+     "whole list), got 0"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', k := -2)", "got -2"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', k := 200000)", "got 200000"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', k := NULL)", "got NULL"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', k := 2.5)", "arg_max"),
+    ("sqlmetrics_ndgc('recommendations', 'graded', k := 10)", "sqlmetrics_ndgc does not exist"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', item := 'product')", "c = 'product'"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', score := 'rating')", "c = 'rating'"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', relevance := 'grade')", "'grade'"),
+    # a column recs or truth lacks: COLUMNS() matches nothing, and the binder names the list
+    ("sqlmetrics_ndcg('recommendations', 'graded', \"by\" := ['model', 'country'], "
+     "\"user\" := ['user_id', 'day'])", "'model', 'country'"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', \"user\" := ['user_id', 'session'])",
+     "'user_id', 'session'"),
+    ("sqlmetrics_ndcg('recommendations', 'pairs', \"user\" := ['user_id', 'model'], relevance := NULL)",
+     "resulted in an empty set of columns"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', \"by\" := ['model', 'day', 'user_id', 'item_id'])",
+     "sqlmetrics_ndcg: \"by\" names at most 3 columns"),
+    ("sqlmetrics_ndcg('recommendations', 'graded', \"user\" := ['user_id', 'day', 'model'])",
+     "sqlmetrics_ndcg: \"user\" names 1 to 2 columns"),
+    ("sqlmetrics_ndcg('recommendation', 'graded')", "recommendation does not exist"),
+    # (user_id alone: each user has a list per day and model, so duplicate items)
+    ("sqlmetrics_ndcg('recommendations', 'graded')",
+     "recs (the recs table) has a duplicate (user, second key, item) for user = "),
+    # an action column without grades :=
+    ("sqlmetrics_ndcg('recommendations', 'events', \"user\" := ['user_id', 'day'], \"by\" := ['model'], "
+     "relevance := 'event_type')", "Could not convert string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "message"), BAD_CALLS, ids=[m for _, m in BAD_CALLS])
+def test_bad_calls_fail_and_say_why(warehouse, call, message):
+    with pytest.raises(duckdb.Error) as info:
+        warehouse.sql(f"SELECT * FROM {call}").fetchall()
+    assert message in str(info.value)
+
+
+def test_bad_data_fails_inside_the_statement(warehouse):
+    """The input checks of evaluate.sql.j2 run in the macros too (error(), not a number)."""
+    warehouse.execute(
+        "CREATE OR REPLACE TEMP VIEW nan_scores AS SELECT day, model, user_id, item_id, "
+        "CASE WHEN user_id = 3 THEN 'NaN'::DOUBLE ELSE score END AS score FROM recommendations"
+    )
+    with pytest.raises(duckdb.Error, match="recs .* has a NaN or infinite score for user = "):
+        warehouse.sql(
+            "SELECT * FROM sqlmetrics_ndcg('nan_scores', 'graded', \"by\" := ['model'], "
+            "\"user\" := ['user_id', 'day'])"
+        ).fetchall()
+
+
+def test_install_keeps_the_open_transaction():
+    con = duckdb.connect()
+    con.execute("BEGIN")
+    con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    sqlmetrics.install_macros(con)
+    con.execute("ROLLBACK")
+    assert con.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name = 't'").fetchall() == [(0,)]
+
+
+def test_checked_in_files_are_generated():
+    """The repository's copies are what the templates give now: after changing sql/, run
+    `python -m sqlmetrics.api.regenerate` (it rewrites them) and commit the result."""
+    stale = [
+        path for path, text in generated_files().items()
+        if not (ROOT / path).exists() or (ROOT / path).read_text(encoding="utf-8") != text
+    ]  # fmt: skip
+    assert not stale, f"regenerate with `python -m sqlmetrics.api.regenerate`: {stale} differ"
+
+
+def test_no_macro_body_reads_a_parameter_by_accident():
+    """Inside a macro, a column reference named like a parameter is the parameter: the body may
+    name them only where it means them (the input queries, the grade, the checks), and the
+    cutoff k and set_F's beta where the metric reads them. (test_every_macro_equals_evaluate
+    runs every macro on inputs with extra columns of those names.)"""
+    import re
+
+    from sqlmetrics.api import macros as module
+
+    for m in macros():
+        body = m.sql().split(" AS TABLE\n", 1)[1]
+        for meant in (module._recs_input(m.per_user, m.checks()), module._truth_input(), module._GRADE,
+                      module._names_query(m.per_user, m.metric.name)):  # fmt: skip
+            assert meant in body
+            body = body.replace(meant, "")
+        body = re.sub(r"'(?:[^']|'')*'", "''", body)  # (string literals)
+        body = re.sub(r"--[^\n]*", "", body)  # (comments)
+        words = set(re.findall(r'(?<![.\w])"?([A-Za-z_]\w*)"?(?![\w(])', body))
+        meant_here = {"k"} if m.has_cutoff else set()
+        meant_here |= {"beta"} if m.metric.parameter == "beta" else set()
+        assert not words & set(module._PARAMETERS) - meant_here, (m.name, words & set(module._PARAMETERS))
+
+
+def test_cli_writes_the_same_file(tmp_path):
+    out = tmp_path / "macros.sql"
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlmetrics", "macros", "-o", str(out)],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8") == macro_definitions()
+    bad = subprocess.run(
+        [sys.executable, "-m", "sqlmetrics", "macros", "-o", str(tmp_path / "no" / "such" / "dir.sql")],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "cannot write" in bad.stderr
+
+
+def _duckdb_cli() -> str:
+    found = shutil.which("duckdb") or shutil.which("duckdb", path=str(Path(sys.executable).parent))
+    if found is None:
+        reason = "the duckdb command-line client is not installed: pip install duckdb-cli"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (CI=true: the test extra must bring it)", pytrace=False)
+        pytest.skip(reason)
+    return found
+
+
+def test_duckdb_cli_runs_the_written_file(tmp_path, warehouse):
+    """No Python in the loop: the duckdb client reads the file `sqlmetrics macros` writes and
+    computes ndcg@10 and map per model and day, as evaluate() does."""
+    cli = _duckdb_cli()
+    macro_file = tmp_path / "sqlmetrics_macros.sql"
+    macro_file.write_text(macro_definitions(), encoding="utf-8")
+    parquet = tmp_path / "recs.parquet"
+    events = tmp_path / "events.parquet"
+    warehouse.execute(f"COPY recommendations TO '{parquet}'")
+    warehouse.execute(f"COPY events TO '{events}'")
+    script = f"""
+.read {macro_file}
+CREATE TABLE recommendations AS SELECT * FROM '{parquet}';
+CREATE TABLE events AS SELECT * FROM '{events}';
+.mode csv
+SELECT day, model, users, ndcg FROM sqlmetrics_ndcg('recommendations', 'events', k := 10,
+    "by" := ['day', 'model'], "user" := ['user_id', 'day'], relevance := 'event_type',
+    grades := {GRADES_SQL}) ORDER BY day, model;
+"""
+    done = subprocess.run([cli, ":memory:"], input=script, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "day,model,users,ndcg"
+    expected = sqlmetrics.evaluate(
+        warehouse, "recommendations", ["ndcg@10"], truth="events", by=["day", "model"],
+        user=["user_id", "day"], action="event_type", relevance=GRADES, truth_duplicates="max",
+    ).to_pylist()  # fmt: skip
+    assert len(lines) == 1 + len(expected) == 5
+    for line, row in zip(lines[1:], expected, strict=True):
+        day, model, users, ndcg = line.split(",")
+        assert (int(day), model, int(users)) == (row["day"], row["model"], row["users"])
+        assert math.isclose(float(ndcg), row["ndcg@10"], rel_tol=1e-12, abs_tol=1e-12)

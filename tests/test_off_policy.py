@@ -1,0 +1,305 @@
+"""off_policy() against the numpy reference of OBP's estimators (tests/off_policy_reference.py)
+on random logs with exact Plackett-Luce propensities, and its errors."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sqlmetrics
+from sqlmetrics import off_policy
+from sqlmetrics.errors import ConventionError, InvalidDataError, MissingColumnError
+from tests.off_policy_reference import (
+    log_arrays,
+    obp_cascade_dr_terms,
+    obp_ips,
+    obp_sn_per_position,
+    obp_snsips,
+    random_log,
+    reference,
+    stochastic_arrays,
+)
+
+ALL = ["sips", "iips", "rips", "snsips", "sniips", "snrips", "cascade-dr", "dm", "logging"]
+STOCHASTIC = ["sips", "iips", "rips", "snsips", "sniips", "snrips", "cascade-dr", "logging"]
+FIELDS = ("value", "ci_low", "ci_high", "ess", "max_weight", "mean_weight", "support", "clipped")
+
+
+def close(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def assert_rows(got: pa.Table, log: dict, estimators, **options) -> None:
+    rows = {r["estimator"]: r for r in got.to_pylist()}
+    assert list(rows) == list(estimators)
+    for e in estimators:
+        want = reference(log, e, **options)
+        assert rows[e]["units"] == want["units"], e
+        for f in FIELDS:
+            assert close(rows[e][f], want[f]), (e, f, rows[e][f], want[f])
+
+
+def quiet(*args, **kwargs) -> pa.Table:
+    """off_policy() on random logs, whose few slates leave mean weights far from 1."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
+        return off_policy(*args, **kwargs)
+
+
+weights_strategy = st.sampled_from(["none", "dcg", [1.0, 0.5], [2.0, 1.0, 0.25, 3.0]])
+clip_strategy = st.sampled_from([None, 2.0, 10.0])
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), units=st.integers(2, 25), items=st.integers(3, 5),
+       length=st.integers(1, 3), position_weights=weights_strategy, clip=clip_strategy,
+       graded=st.booleans())
+def test_ranking_target_equals_reference(seed, units, items, length, position_weights, clip, graded):
+    rng = np.random.default_rng(seed)
+    impressions, target = random_log(rng, units, items, min(length, items),
+                                     reward_levels=(0, 1, 2, -1) if graded else (0, 1))
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ALL,
+                target=pa.Table.from_pylist(target), predicted_reward="predicted",
+                position_weights=position_weights, clip=clip)
+    assert_rows(got, log_arrays(impressions, target), ALL,
+                position_weights=position_weights, clip=math.inf if clip is None else clip)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), units=st.integers(2, 25), length=st.integers(1, 3),
+       position_weights=weights_strategy, clip=clip_strategy)
+def test_stochastic_target_equals_reference(seed, units, length, position_weights, clip):
+    rng = np.random.default_rng(seed)
+    impressions, _ = random_log(rng, units, 4, length)
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), STOCHASTIC,
+                target_pscore="target_pscore", target_pscore_item_position="target_pscore_item_position",
+                target_pscore_cascade="target_pscore_cascade", predicted_reward="predicted",
+                target_predicted_reward="target_predicted",
+                position_weights=position_weights, clip=clip)
+    assert_rows(got, stochastic_arrays(impressions), STOCHASTIC,
+                position_weights=position_weights, clip=math.inf if clip is None else clip)
+
+
+def test_reference_is_obp_arithmetic():
+    """The reference's unweighted, unclipped values are OBP's own arithmetic."""
+    rng = np.random.default_rng(7)
+    impressions, _ = random_log(rng, 60, 4, 3)
+    log = stochastic_arrays(impressions)
+    sid, pos, r = log["unit"], log["position"], log["reward"]
+    assert close(reference(log, "sips")["value"], obp_ips(sid, r, log["b_s"], log["e_s"]))
+    assert close(reference(log, "iips")["value"], obp_ips(sid, r, log["b_ip"], log["e_ip"]))
+    assert close(reference(log, "rips")["value"], obp_ips(sid, r, log["b_c"], log["e_c"]))
+    assert close(reference(log, "snsips")["value"], obp_snsips(sid, r, log["b_s"], log["e_s"]))
+    for e, k in (("sniips", "ip"), ("snrips", "c")):
+        want = obp_sn_per_position(sid, r, pos, log["b_" + k], log["e_" + k])
+        assert close(reference(log, e)["value"], want)
+    terms = obp_cascade_dr_terms(sid, pos, r, log["b_c"], log["e_c"], log["q"], log["q_e"])
+    assert close(reference(log, "cascade-dr")["value"], terms.sum() / 60)
+
+
+def test_unbiased_on_a_simulation():
+    """With exact propensities, iips and rips average to the target's true value (a sanity check
+    of the reference's propensities, not of the SQL)."""
+    rng = np.random.default_rng(3)
+    impressions, _ = random_log(rng, 3000, 4, 2)
+    log = stochastic_arrays(impressions)
+    for kind in ("s", "ip", "c"):
+        w = log["e_" + kind] / log["b_" + kind]
+        assert abs(w.mean() - 1) < 0.1, kind
+
+
+def test_rewards_table_graded_as_truth():
+    log = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "b", "a"], "position": [1, 2, 1, 2],
+                    "pscore_item_position": [0.5] * 4})
+    target = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"], "score": [2, 1, 2, 1]})
+    events = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "a", "a"], "event": ["buy", "view", "view"]})
+    rows = off_policy(duckdb.connect(), log, ["iips", "logging"], target=target, rewards=events,
+                      action="event", relevance={"buy": 3, "view": 1}).to_pylist()
+    # iips: user 1 shows a then b as the target ranks them (weight 2 each); a's grade is 3
+    assert [r["value"] for r in rows] == [3.0, 2.0]
+    assert rows[0]["mean_weight"] == 1.0 and rows[0]["support"] == 0.5
+
+
+def test_segments():
+    rng = np.random.default_rng(11)
+    impressions, target = random_log(rng, 20, 4, 2)
+    for r in impressions:
+        r["device"] = "phone" if r["user_id"] % 2 else "web"
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ["iips", "snrips"],
+                target=pa.Table.from_pylist(target), by="device")
+    for device in ("phone", "web"):
+        part = [r for r in impressions if r["device"] == device]
+        units = {r["user_id"] for r in part}
+        sub = log_arrays(part, [t for t in target if t["user_id"] in units])
+        rows = {r["estimator"]: r for r in got.to_pylist() if r["device"] == device}
+        for e in ("iips", "snrips"):
+            assert close(rows[e]["value"], reference(sub, e)["value"]), (device, e)
+
+
+def small_log(**changes):
+    data = {"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "b", "a"], "position": [1, 2, 1, 2],
+            "pscore": [0.5, 0.5, 0.5, 0.5], "pscore_item_position": [0.5] * 4,
+            "pscore_cascade": [0.5, 0.5, 0.5, 0.5], "reward": [1, 0, 0, 1]}
+    data.update(changes)
+    return pa.table(data)
+
+
+TARGET = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"], "score": [2, 1, 2, 1]})
+
+
+@pytest.mark.parametrize(
+    ("changes", "estimators", "error", "message"),
+    [
+        ({"pscore_item_position": [0.5, 0.0, 0.5, 0.5]}, ["iips"], InvalidDataError,
+         "impressions: pscore_item_position = 0.0 for user_id = 1, position = 2: a logging "
+         "propensity must be in (0, 1] (iips, sniips divide by it)"),
+        ({"pscore_cascade": [0.5, 1.5, 0.5, 0.5]}, ["rips"], InvalidDataError,
+         "pscore_cascade = 1.5 for user_id = 1, position = 2"),
+        ({"pscore": [0.5, None, 0.5, 0.5]}, ["sips"], InvalidDataError, "pscore = None for user_id = 1"),
+        ({"pscore": [0.5, 0.25, 0.5, 0.5]}, ["sips"], InvalidDataError,
+         "impressions: pscore differs between the rows of user_id = 1"),
+        ({"position": [1, 3, 1, 2]}, ["iips"], InvalidDataError,
+         "impressions: the positions of user_id = 1 are not 1, 2, ..."),
+        ({"position": [0, 1, 1, 2]}, ["iips"], InvalidDataError, "impressions: position 0 for user_id = 1"),
+        ({"item_id": ["a", "a", "b", "a"]}, ["iips"], InvalidDataError,
+         "impressions: an item is shown twice in the slate of user_id = 1"),
+    ],
+)
+def test_invalid_inputs(changes, estimators, error, message):
+    with pytest.raises(error) as info:
+        off_policy(duckdb.connect(), small_log(**changes), estimators, target=TARGET)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_propensity_names_the_estimator():
+    log = small_log().drop_columns(["pscore_cascade"])
+    with pytest.raises(MissingColumnError, match=r"^rips, snrips need the logging policy's pscore_cascade"):
+        off_policy(duckdb.connect(), log, ["iips", "rips", "snrips"], target=TARGET)
+
+
+def test_option_errors():
+    con, log = duckdb.connect(), small_log()
+    for kwargs, match in [
+        ({"estimators": ["ips"]}, "unknown estimator 'ips'"),
+        ({"clip": 0}, "clip= caps"),
+        ({"position_weights": "ndcg"}, "position_weights='ndcg'"),
+        ({"ties": "average"}, "must be deterministic"),
+        ({"estimators": ["dm"]}, "dm needs target= a ranking with a predicted_reward="),
+        ({"estimators": ["cascade-dr"]}, "cascade-dr needs predicted_reward="),
+    ]:
+        options = {"estimators": ["iips"], "target": TARGET, **kwargs}
+        with pytest.raises(ConventionError, match=match):
+            off_policy(con, log, **options)
+    with pytest.raises(ConventionError, match="give the target policy"):
+        off_policy(con, log, ["iips"])
+
+
+def test_duplicate_rewards_and_target_rows():
+    con = duckdb.connect()
+    events = pa.table({"user_id": [1, 1], "item_id": ["a", "a"], "relevance": [1, 2]})
+    with pytest.raises(InvalidDataError, match="rewards: two rows for one item of user_id = 1"):
+        off_policy(con, small_log(), ["iips"], target=TARGET, rewards=events)
+    got = off_policy(con, small_log(), ["logging"], target=TARGET, rewards=events, truth_duplicates="sum")
+    assert got.column("value").to_pylist() == [1.5]  # user 1: a graded 1 + 2, user 2: nothing
+    doubled = pa.concat_tables([TARGET, TARGET.slice(0, 1)])
+    with pytest.raises(InvalidDataError, match="target: an item of user_id = 1 has two rows"):
+        off_policy(con, small_log(), ["iips"], target=doubled)
+
+
+def test_warns_when_mean_weight_is_far_from_one():
+    log = small_log(pscore_item_position=[0.1] * 4)
+    with pytest.warns(sqlmetrics.OffPolicyWarning, match="iips: the mean importance weight is 5"):
+        off_policy(duckdb.connect(), log, ["iips"], target=TARGET)
+
+
+def test_unit_in_target_but_not_in_log_is_ignored():
+    extra = pa.concat_tables([TARGET, pa.table({"user_id": [9], "item_id": ["z"], "score": [1]})])
+    con = duckdb.connect()
+    a = off_policy(con, small_log(), ["iips", "rips"], target=TARGET)
+    b = off_policy(con, small_log(), ["iips", "rips"], target=extra)
+    assert a.equals(b)
+
+
+def example_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "warehouse_examples" / "off_policy_log.py"
+    spec = importlib.util.spec_from_file_location("off_policy_log", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_example_marginals_are_plackett_luces():
+    """The example's exact item-position marginals equal the enumeration of every slate."""
+    from tests.off_policy_reference import plackett_luce_slates
+
+    rng = np.random.default_rng(2)
+    w = np.exp(rng.normal(size=(3, 6)))
+    marginals = example_module().plackett_luce_marginals(w)
+    for u in range(3):
+        enumerated = np.zeros((6, 3))
+        for slate, steps in plackett_luce_slates(np.log(w[u]), 3):
+            for k, item in enumerate(slate):
+                enumerated[item, k] += np.prod(steps)
+        np.testing.assert_allclose(marginals[u], enumerated, rtol=0, atol=1e-12)
+
+
+def test_the_docs_example_table_is_what_the_example_prints(tmp_path):
+    from pathlib import Path
+
+    example = example_module()
+    db = str(tmp_path / "ope.duckdb")
+    example.write(db, example.simulate(20_000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
+        table = example.report(db)
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "off-policy.md").read_text()
+    assert table in docs
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()}
+    truth = float(rows["**true value of B**"][1].strip("*"))
+    assert float(rows["naive: B's top 3 judged by the logged clicks"][1]) < truth / 2
+    for e in ("sips", "iips", "rips", "snsips", "sniips", "snrips"):
+        low, high = map(float, rows[e][2].split(" to "))
+        assert low <= truth <= high, e
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_baseline_is_the_paired_comparison_of_per_unit_terms(seed):
+    """baseline=: each estimate minus the baseline's on the same units, with the paired t interval
+    and scipy's ttest_rel p (compare()'s), against the reference's per-unit terms."""
+    from scipy import stats
+
+    from tests.off_policy_reference import unit_terms
+
+    rng = np.random.default_rng(seed)
+    impressions, target = random_log(rng, 30, 4, 3, reward_levels=(0, 1, 2))
+    got = quiet(duckdb.connect(), pa.Table.from_pylist(impressions), ["iips", "snrips", "sips"],
+                target=pa.Table.from_pylist(target), baseline="logging", position_weights="dcg")
+    rows = {r["estimator"]: r for r in got.to_pylist()}
+    assert list(rows) == ["iips", "snrips", "sips", "logging"]
+    log = log_arrays(impressions, target)
+    _, base = unit_terms(log, "logging", "dcg")
+    for e in ("iips", "snrips", "sips"):
+        _, t = unit_terms(log, e, "dcg")
+        d = t - base
+        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+        r = rows[e]
+        assert r["baseline"] == "logging" and close(r["baseline_value"], base.mean())
+        assert close(r["delta"], d.mean()), e
+        assert close(r["delta_ci_low"], d.mean() - half) and close(r["delta_ci_high"], d.mean() + half)
+        assert close(r["p_value"], stats.ttest_rel(t, base).pvalue), e
+    assert rows["logging"]["delta"] is None and rows["logging"]["baseline"] == "logging"
+    with pytest.raises(ConventionError, match="baseline='A'"):
+        off_policy(duckdb.connect(), small_log(), ["iips"], target=TARGET, baseline="A")

@@ -1,0 +1,2 @@
+select * from {{ source('warehouse', 'events') }}
+where day between cast('{{ var("first_day") }}' as date) and cast('{{ var("last_day") }}' as date)
