@@ -88,7 +88,7 @@ def batch_count(comparisons: int, rows: int, memory_limit: int | None) -> int:
 
 @contextmanager
 def private_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB connection with `con`'s memory limit and threads and a temporary
+    """An in-memory DuckDB connection with `con`'s memory limit, threads and time zone, and a temporary
     directory of its own, bounded (TEMP_PER_MEMORY x the memory limit, at most 90% of the free
     space there) and removed, with its files, when the block ends."""
     memory = size_setting(con, "memory_limit")
@@ -102,6 +102,10 @@ def private_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDB
                   "max_temp_directory_size": f"{max(bound, 2**20) // 2**20}MiB"}  # fmt: skip
         if memory is not None:
             config["memory_limit"] = f"{max(memory, 2**20)}B"
+        try:  # (a unit key of TIMESTAMPTZ hashes as its text, which the time zone writes)
+            config["TimeZone"] = str(con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0])
+        except duckdb.Error:  # no time zones (no ICU)
+            pass
         private = duckdb.connect(config=config)
         try:
             yield private
