@@ -102,12 +102,13 @@ def private_connection(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDB
                   "max_temp_directory_size": f"{max(bound, 2**20) // 2**20}MiB"}  # fmt: skip
         if memory is not None:
             config["memory_limit"] = f"{max(memory, 2**20)}B"
-        try:  # (a unit key of TIMESTAMPTZ hashes as its text, which the time zone writes)
-            config["TimeZone"] = str(con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0])
-        except duckdb.Error:  # no time zones (no ICU)
-            pass
         private = duckdb.connect(config=config)
         try:
+            try:  # (a unit key of TIMESTAMPTZ hashes as its text, which the time zone writes)
+                zone = con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+                private.execute("SET TimeZone = $1", [zone])
+            except duckdb.Error:  # no time zones here (the icu extension is not loaded)
+                pass
             yield private
         finally:
             private.close()
