@@ -231,6 +231,66 @@ def test_bad_input_raises_and_leaves_the_connection_usable(pg_uri, recs, error, 
         assert temp_tables(con) == []
 
 
+# the server's own errors, whose driver message ends with the statement (which holds the checks'
+# marker): (what, the setup, recs, the SQLSTATE)
+SERVER_ERRORS = [
+    ("permission denied", "SET ROLE sqlmetrics_nobody", "server_recs", "42501"),
+    ("statement timeout", "SET statement_timeout = 300", "server_slow", "57014"),
+]
+
+
+@pytest.mark.parametrize(
+    ("what", "setup", "recs", "sqlstate"), SERVER_ERRORS, ids=[e[0] for e in SERVER_ERRORS]
+)
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_a_server_error_is_not_an_input_error(pg_uri, what, setup, recs, sqlstate, autocommit):
+    """Issue 33, 3k: a permission, a timeout or an unknown function is the server's error, raised
+    as the driver's own (with its SQLSTATE), never InvalidDataError about the data; inside an
+    open transaction it is rolled back as after any failed statement, and a note says so."""
+    import adbc_driver_manager
+    import adbc_driver_postgresql.dbapi
+
+    with adbc_driver_postgresql.dbapi.connect(pg_uri, autocommit=True) as admin:
+        for statement in (
+            "CREATE TABLE IF NOT EXISTS server_recs AS "
+            "SELECT 1 AS user_id, 'a' AS item_id, 0.5::float8 AS score",
+            "CREATE OR REPLACE VIEW server_slow AS "
+            "SELECT r.* FROM server_recs AS r, (SELECT pg_sleep(2)) AS s",
+            "DO $$ BEGIN CREATE ROLE sqlmetrics_nobody; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+        ):
+            execute(admin, statement)
+    with adbc_driver_postgresql.dbapi.connect(pg_uri, autocommit=autocommit) as con:
+        execute(con, setup)
+        with pytest.raises(adbc_driver_manager.Error) as raised:
+            sqlmetrics.evaluate(con, recs, ["ndcg@3"], truth=TRUTH)
+        assert not isinstance(raised.value, sqlmetrics.SqlMetricsError)
+        assert raised.value.sqlstate == sqlstate
+        notes = getattr(raised.value, "__notes__", [])
+        if not autocommit and hasattr(raised.value, "add_note"):
+            assert any("rolled it back" in note for note in notes)
+        else:
+            assert not notes
+        execute(con, "RESET ROLE")
+        assert query(con, "SELECT 1") == [(1,)]
+
+
+def test_an_unknown_function_is_not_an_input_error(pg):
+    """The statement holds the checks' marker; the server's error is about something else."""
+    import adbc_driver_manager
+
+    from sqlmetrics.engines import for_connection
+
+    engine = for_connection(pg, describe_only=False)
+    try:
+        with pytest.raises(adbc_driver_manager.Error, match="no_such_function") as raised:
+            engine.run(
+                "SELECT no_such_function(1), CAST(CASE WHEN 1 = 0 THEN 'sqlmetrics: x' END AS INTEGER)"
+            )
+        assert not isinstance(raised.value, sqlmetrics.SqlMetricsError)
+    finally:
+        engine.release()
+
+
 def test_truth_duplicates(pg):
     truth = pa.table({"user_id": [1, 1], "item_id": ["b", "b"], "relevance": [1, 2]})
     with pytest.raises(sqlmetrics.DuplicateRowError, match=r"^truth \(truth Table\) has a duplicate"):

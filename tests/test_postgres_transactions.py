@@ -73,3 +73,24 @@ def test_the_callers_jit_setting_is_put_back(pg_uri, autocommit, fails):
         else:
             assert _rows(con, "SELECT current_setting('jit_above_cost')") == [("12345",)]
             assert _rows(con, "SELECT current_setting('jit')") == [("on",)]
+
+
+@pytest.mark.parametrize(("recs", "error", "message"), BAD_RECS[:2] + BAD_RECS[-1:])
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_compare_keeps_evaluates_guarantee(pg_uri, recs, error, message, autocommit):
+    """compare() on bad data (issue 33, 3j2): what evaluate() does, said as evaluate() says it;
+    the connection is usable afterwards, and under autocommit the work is kept."""
+    import adbc_driver_postgresql.dbapi
+
+    recs = pa.concat_tables([recs.append_column("model", pa.array(["A"] * len(recs))),
+                             recs.append_column("model", pa.array(["B"] * len(recs)))])  # fmt: skip
+    with adbc_driver_postgresql.dbapi.connect(pg_uri, autocommit=autocommit) as con:
+        _execute(con, "CREATE TEMPORARY TABLE work (x integer)")
+        _execute(con, "INSERT INTO work VALUES (1)")
+        with pytest.raises(error, match=message.rstrip("$")) as raised:
+            sqlmetrics.compare(con, recs, ["ndcg@3"], truth=TRUTH, by="model", baseline="A",
+                               test="bootstrap", replicates=20)  # fmt: skip
+        said = "aborted the open transaction" in str(raised.value)
+        assert said is (not autocommit)
+        _execute(con, "CREATE TEMPORARY TABLE IF NOT EXISTS work (x integer)")
+        assert _rows(con, "SELECT count(*) FROM work") == [(0 if said else 1,)]

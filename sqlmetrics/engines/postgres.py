@@ -148,11 +148,11 @@ class PostgresEngine:
             if previous is not None and self.autocommit:  # (else release()'s rollback undoes it)
                 with contextlib.suppress(adbc_driver_manager.Error), self.con.cursor() as cur:
                     self._set_jit(cur, previous)
-            problem = input_problem(exc)
-            if problem is None:
+            problem = _check_problem(exc)
+            if problem is None:  # the server's own error: a permission, a timeout, ...
+                if hasattr(exc, "add_note") and self._aborted_note():  # (Python 3.11+)
+                    exc.add_note(self._aborted_note().strip(" ()"))
                 raise
-            # ERROR:  invalid input syntax for type integer: "sqlmetrics: <problem>"
-            problem = problem[:-1] if problem.endswith('"') else problem
             error = DuplicateRowError if " duplicate " in problem else InvalidDataError
             raise error(problem + self._aborted_note()) from None
 
@@ -205,6 +205,33 @@ class PostgresEngine:
             self.temp_tables.clear()
             if not self.autocommit:
                 self.con.rollback()
+
+
+def _check_problem(exc: BaseException) -> str | None:
+    """The problem of one of the statement's own checks, or None for any other error. A check
+    casts its message to an integer, `ERROR:  invalid input syntax for type integer:
+    "sqlmetrics: <problem>"` (SQLSTATE 22P02): only the server's primary message counts, since
+    the driver appends the whole statement to its text, and the statement holds the checks'
+    marker whatever went wrong (a permission, a timeout, an unknown function).
+
+    >>> _check_problem(Exception('ERROR:  invalid input syntax for type integer: '
+    ...                          '"sqlmetrics: recs has a NULL score"'))
+    'recs has a NULL score'
+    >>> _check_problem(Exception("ERROR:  permission denied for table recs\\n"
+    ...                          "Query was: SELECT CAST('sqlmetrics: ...' AS INTEGER)")) is None
+    True
+    """
+    details = dict(getattr(exc, "details", None) or [])
+    primary = details.get(b"PG_DIAG_MESSAGE_PRIMARY")
+    if primary is not None:
+        message = primary.decode("utf-8", "replace")
+    else:  # a driver without the diagnostics: the first line of its text, before the statement
+        message = (str(exc).split("\nQuery was:")[0].splitlines() or [""])[0]
+    sqlstate = getattr(exc, "sqlstate", None) or details.get(b"PG_DIAG_SQLSTATE", b"").decode() or None
+    if sqlstate not in (None, "22P02") or '"sqlmetrics: ' not in message:
+        return None
+    problem = input_problem(message)
+    return problem[:-1] if problem and problem.endswith('"') else problem
 
 
 def _read_file(path: str, role: str) -> pa.Table:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import math
 from collections.abc import Sequence
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import duckdb
@@ -34,8 +34,16 @@ from ..statement.prepare import prepare
 from ..statement.templates import render
 from . import corrections, draws, significance
 from .draws import digit_places, poisson_thresholds
+from .replicate_stage import compare_in_batches
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+# each replicate is a pass over the units (randomization) or the 65,536 buckets (bootstrap) of
+# every comparison: 10,000 take about 40 s at 1M users (docs/compare.md), 100,000 ten times that
+MAX_REPLICATES = 100_000
+REPLICATES_COST = (
+    " (each replicate is one more pass over the units or buckets of every comparison: 10,000 "
+    "take about 40 s at 1M users; 100,000 resolve p-values down to 1e-5)"
+)
 OUTPUT = (
     "metric", "users", "baseline_mean", "mean", "delta", "relative_delta", "ci_low", "ci_high",
     "p_value", "p_adjusted", "effect_size", "wins", "ties", "losses",
@@ -94,11 +102,14 @@ def compare(
     ['B', 2, 1.0, 0.75, -0.25, 0, 1, 1]
     """
     check_options(test, confidence, correction, replicates, seed)
+    # (numpy's numbers too: their repr is no SQL literal)
+    confidence, replicates, seed = float(confidence), int(replicates), int(seed)
     systems = [by] if isinstance(by, str) else list(by or [])
     segments = [within] if isinstance(within, str) else list(within or [])
     if not systems:
         raise ConventionError("by= names the column(s) whose values are the systems compared")
     _require_distinct_columns(segments, systems)
+    _require_distinct_output(systems, segments)
     baselines = tuple(baseline) if isinstance(baseline, tuple) else (baseline,)
     if len(baselines) != len(systems):
         raise ConventionError(
@@ -115,6 +126,10 @@ def compare(
         template, context, recs_source, truth_source, _ = prepare(
             engine, recs, metrics, by=segments + systems, per_user=True, **inputs
         )
+        if hasattr(engine, "report_problems_to_python"):
+            # DuckDB: the input checks hand their problem to Python rather than fail the
+            # statement, which would abort the caller's open transaction (as evaluate() does)
+            context["fail_function"] = engine.report_problems_to_python()
         if template == GROUPED_TEMPLATE and partitions != 1:
             raise ConventionError(
                 f"partitions=N splits the units of one set of conventions, and these metrics need "
@@ -160,20 +175,26 @@ def compare(
             "small_sample": significance.SMALL_SAMPLE,
         }
 
-        def run(form: str) -> pa.Table:
-            forms = {"exact_sums": form}
+        def per_user_sql(form: str) -> str:
+            forms = {**context, "exact_sums": form}
             if partitions == 1:
-                per_user_sql = render(template, {**context, **forms})
-            else:  # the per-unit values of each partition, combined where the statement stood
-                per_user_sql = combining_sql(
-                    engine, template, {**context, **forms}, partitions, progress
-                )
-            per_user_sql = per_user_sql.rstrip("\n")
-            statement = {**compare_context, **forms, "per_user_sql": per_user_sql}
-            return engine.run(render("compare/compare.sql.j2", statement))
+                return render(template, forms).rstrip("\n")
+            # the per-unit values of each partition, combined where the statement stood
+            return combining_sql(engine, template, forms, partitions, progress).rstrip("\n")
+
+        def statement(form: str, per_user: str) -> str:
+            text = {**compare_context, "exact_sums": form, "per_user_sql": per_user}
+            return render("compare/compare.sql.j2", text)
 
         try:
-            result = with_exact_sums(run)
+            if test in ("randomization", "bootstrap") and engine.dialect == "duckdb":
+                # the per-unit values, then their replicates in batches on a private connection
+                values = with_exact_sums(lambda form: engine.run(per_user_sql(form)))
+                result = compare_in_batches(con, values, compare_context, with_exact_sums, statement)
+            else:
+                result = with_exact_sums(lambda form: engine.run(statement(form, per_user_sql(form))))
+        except OutOfMemoryError:  # (the replicates' own advice)
+            raise
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
@@ -201,9 +222,29 @@ def check_options(test: str, confidence: float, correction: str | None, replicat
         raise ConventionError(
             f"confidence must be a number between 0 and 1, got {confidence!r}"
         )
-    for name, value, low, high in (("replicates", replicates, 1, 10**9), ("seed", seed, 0, 2**32 - 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConventionError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    bounds = (("replicates", replicates, 1, MAX_REPLICATES), ("seed", seed, 0, 2**32 - 1))
+    for name, value, low, high in bounds:
+        whole = isinstance(value, Integral) and not isinstance(value, bool)
+        if not whole or not low <= value <= high:
+            cost = REPLICATES_COST if name == "replicates" and whole and value > high else ""
+            raise ConventionError(
+                f"{name} must be a whole number from {low} to {high:,}, got {value!r}{cost}"
+            )
+
+
+def _require_distinct_output(systems: list[str], segments: list[str]) -> None:
+    """A by or within column named like one of the result's own columns (compared without
+    case, as the engines compare names) would overwrite it: refused, as evaluate() refuses a by
+    column named `users`."""
+    own = {name.lower() for name in OUTPUT}
+    for option, names in (("by", systems), ("within", segments)):
+        for name in names:
+            if isinstance(name, str) and name.lower() in own:
+                raise ConventionError(
+                    f"{option}={name!r}: the result would have two columns named {name!r} (this "
+                    f"{option} column and compare()'s own); give the {option} column another name, "
+                    "e.g. in a view"
+                )
 
 
 def _require_distinct_columns(segments: list[str], systems: list[str]) -> None:
@@ -350,7 +391,9 @@ def _table(
         mean_d = r["_sum_d"] / n if n else None
         ss = r["_ss"] or 0.0
         ci: tuple[float | None, float | None] = (None, None)
-        if test == "bootstrap":
+        if test == "bootstrap" and n < 2:  # one unit's replicates all equal it: no evidence
+            p = None
+        elif test == "bootstrap":
             reps = r["_replicates"] or 0
             p = significance.bootstrap(reps, r["_at_most_0"], r["_at_least_0"])
             ci = (

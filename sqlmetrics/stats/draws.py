@@ -3,7 +3,7 @@ literals, so every engine draws the same replicates from the same seed."""
 
 from __future__ import annotations
 
-from decimal import Decimal, getcontext
+from decimal import Context, Decimal, localcontext
 from math import floor
 
 # the bootstrap resamples the units in this many hashed buckets (a power of two): each replicate
@@ -19,14 +19,15 @@ def poisson_thresholds() -> list[int]:
     >>> poisson_thresholds()[:3]
     [1580030168, 3160060337, 3950075421]
     """
-    getcontext().prec = 50
-    e_inv = Decimal(-1).exp()
-    out, term, total = [], e_inv, Decimal(0)
-    for j in range(POISSON_MAX):
-        if j:
-            term /= j
-        total += term
-        out.append(floor(total * 2**32))
+    # a context of its own: the caller's thread keeps its precision, and theirs decides nothing
+    with localcontext(Context(prec=50)):
+        e_inv = Decimal(-1).exp()
+        out, term, total = [], e_inv, Decimal(0)
+        for j in range(POISSON_MAX):
+            if j:
+                term /= j
+            total += term
+            out.append(floor(total * 2**32))
     return out
 
 

@@ -8,7 +8,7 @@ loops over units.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 from typing import Any
 
 from ..errors import MissingExtraError
@@ -92,8 +92,10 @@ def percentile(replicates: int, q: float, below: float | None, above: float | No
     if not replicates or below is None:
         return None
     # the position as the SQL computes it: q's literal times an integer, in exact decimals
-    h = (replicates - 1) * Decimal(repr(q))
-    fraction = float(h - math.floor(h))
+    # (exact in a context of its own, whatever precision the caller's thread has set)
+    with localcontext(Context(prec=50)):
+        h = (replicates - 1) * Decimal(repr(q))
+        fraction = float(h - math.floor(h))
     if above is None or fraction == 0:
         return below
     return below + fraction * (above - below)
