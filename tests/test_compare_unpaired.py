@@ -315,3 +315,88 @@ def test_paired_relative_interval_has_the_covariance_term():
         z = scipy.stats.norm.ppf(0.975)
         expected = (ratio - 1 - z * np.sqrt(var), ratio - 1 + z * np.sqrt(var))
         assert (r["relative_ci_low"], r["relative_ci_high"]) == pytest.approx(expected, rel=1e-9)
+
+
+def covariate_table(values, metric, rng, missing=0.0, balance=False):
+    """A pre-period covariate per unit: the unit's metric plus noise (some units without one);
+    balance: the same mean on every arm (OLS with the arm and CUPED then coincide exactly)."""
+    rows = {"user_id": [], "pre": []}
+    for units in values.values():
+        xs = {u: r[metric] + rng.normal(0, 0.2) for u, r in units.items() if rng.random() >= missing}
+        if balance:
+            mean = np.mean(list(xs.values()))
+            xs = {u: x - mean + 1.0 for u, x in xs.items()}
+        rows["user_id"] += list(xs)
+        rows["pre"] += list(xs.values())
+    return pa.table(rows)
+
+
+@pytest.mark.parametrize("test", ["t", "mannwhitney", "randomization", "bootstrap"])
+def test_cuped_against_numpy_reference(ab, test):
+    con, recs, truth, values = ab
+    rng = np.random.default_rng(1)
+    covariate = covariate_table(values, "ndcg@10", rng, missing=0.2)
+    cov = dict(zip(covariate["user_id"].to_pylist(), covariate["pre"].to_pylist(), strict=True))
+    out = sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A", test=test,
+                             covariate=covariate, replicates=200, seed=4)  # fmt: skip
+    for (system, metric), r in rows_of(out).items():
+        u1, y1 = side(values, system, metric)
+        u0, y0 = side(values, "A", metric)
+        theta, (a1, a0) = uref.cuped([[cov.get(u) for u in u1], [cov.get(u) for u in u0]], [y1, y0])
+        assert r["theta"] == pytest.approx(theta, rel=1e-9, abs=1e-12)
+        assert r["delta"] == pytest.approx(a1.mean() - a0.mean(), abs=1e-12)
+        assert (r["mean"], r["baseline_mean"]) == pytest.approx((a1.mean(), a0.mean()), abs=1e-12)
+        ss = lambda v: ((v - v.mean()) ** 2).sum()  # noqa: E731
+        assert r["variance_reduction"] == pytest.approx(1 - (ss(a1) + ss(a0)) / (ss(y1) + ss(y0)), rel=1e-9)
+        if test == "t":
+            welch = scipy.stats.ttest_ind(a1, a0, equal_var=False)
+            assert r["p_value"] == pytest.approx(welch.pvalue, abs=1e-10)
+            ci = welch.confidence_interval(0.95)
+            assert (r["ci_low"], r["ci_high"]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+        elif test == "mannwhitney":
+            assert r["p_value"] == pytest.approx(scipy.stats.mannwhitneyu(a1, a0).pvalue, abs=1e-10)
+        elif test == "randomization":
+            assert r["p_value"] == pytest.approx(uref.permutation_p(u1, a1, u0, a0, 4, 200), abs=1e-12)
+        else:
+            p, lo, hi = uref.bootstrap(u1, a1, u0, a0, 4, 200, 0.95)
+            assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-9)
+    ndcg = [r for r in out.to_pylist() if r["metric"] == "ndcg@10"]
+    assert all(r["variance_reduction"] > 0.3 for r in ndcg)  # a covariate of the metric itself
+
+
+def test_cuped_against_statsmodels_ols(ab):
+    sm = pytest.importorskip("statsmodels.api")
+    con, recs, truth, values = ab
+    two = recs.filter(pa.compute.is_in(recs.column("model"), pa.array(["A", "B"])))
+    values = {m: values[m] for m in ("A", "B")}
+    covariate = covariate_table(values, "ndcg@10", np.random.default_rng(2), balance=True)
+    cov = dict(zip(covariate["user_id"].to_pylist(), covariate["pre"].to_pylist(), strict=True))
+    r = sqlmetrics.compare(con, two, ["ndcg@10"], truth=truth, by="model", baseline="A",
+                           covariate=covariate).to_pylist()[0]  # fmt: skip
+    u1, y1 = side(values, "B", "ndcg@10")
+    u0, y0 = side(values, "A", "ndcg@10")
+    x = np.array([cov[u] for u in u1 + u0])
+    treated = np.r_[np.ones(len(u1)), np.zeros(len(u0))]
+    fit = sm.OLS(np.r_[y1, y0], sm.add_constant(np.c_[treated, x - x.mean()])).fit()
+    # the arms' covariate means are equal: the pooled theta is the regression's slope, and the
+    # CUPED difference the regression's effect of the arm
+    assert r["theta"] == pytest.approx(fit.params[2], rel=1e-9)
+    assert r["delta"] == pytest.approx(fit.params[1], abs=1e-12)
+    # theta is also the slope of Y on X over the units of both arms
+    assert r["theta"] == pytest.approx(sm.OLS(np.r_[y1, y0], sm.add_constant(x)).fit().params[1], rel=1e-9)
+
+
+def test_covariate_errors(ab):
+    con, recs, truth, _ = ab
+    kw = {"truth": truth, "by": "model", "baseline": "A"}
+    bad = [
+        (pa.table({"user_id": [1, 2], "a": [1.0, 2.0], "b": [1.0, 2.0]}), "one numeric column"),
+        (pa.table({"user_id": [1, 2], "a": ["x", "y"]}), "one numeric column"),
+        (pa.table({"uid": [1, 2], "a": [1.0, 2.0]}), "user"),
+    ]
+    for table, message in bad:
+        with pytest.raises(sqlmetrics.SqlMetricsError, match=message):
+            sqlmetrics.compare(con, recs, METRICS, covariate=table, **kw)
+    twice = pa.table({"user_id": [1, 1, 2], "a": [1.0, 2.0, 3.0]})
+    with pytest.raises(sqlmetrics.DuplicateRowError, match="covariate: 1 unit"):
+        sqlmetrics.compare(con, recs, METRICS, covariate=twice, **kw)

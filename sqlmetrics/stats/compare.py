@@ -253,7 +253,7 @@ def _covariate(source, units: list[dict], dialect) -> dict[str, Any]:
         )
     return {
         "source": source.sql,
-        "keys": [dialect.quote_identifier(k) for k in keys],
+        "key_columns": [dialect.quote_identifier(k) for k in keys],
         "column": dialect.quote_identifier(others[0]),
         "bound": COVARIATE_BOUND,
     }
