@@ -10,7 +10,7 @@ replicates; sqlmetrics/stats/significance.py turns the sums into p-values.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import Any
 
