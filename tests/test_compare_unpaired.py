@@ -400,3 +400,32 @@ def test_covariate_errors(ab):
     twice = pa.table({"user_id": [1, 1, 2], "a": [1.0, 2.0, 3.0]})
     with pytest.raises(sqlmetrics.DuplicateRowError, match="covariate: 1 unit"):
         sqlmetrics.compare(con, recs, METRICS, covariate=twice, **kw)
+
+
+@pytest.mark.parametrize("test", ["t", "mannwhitney", "randomization", "bootstrap"])
+def test_partitions_and_segments_give_the_same_table(ab, test):
+    con, recs, truth, values = ab
+    recs = recs.append_column("half", pa.array([u % 2 for u in recs["user_id"].to_pylist()]))
+    kw = {"truth": truth, "by": "model", "baseline": "A", "test": test, "replicates": 100, "seed": 3}
+    whole = sqlmetrics.compare(con, recs, METRICS, within="half", **kw)
+    assert whole.num_rows == 8 and set(whole.column("design").to_pylist()) == {"unpaired"}
+    assert sqlmetrics.compare(con, recs, METRICS, within="half", partitions=3, **kw).equals(whole)
+    if test == "t":
+        for r in whole.to_pylist():
+            x = [v[r["metric"]] for u, v in values[r["model"]].items() if u % 2 == r["half"]]
+            y = [v[r["metric"]] for u, v in values["A"].items() if u % 2 == r["half"]]
+            welch = scipy.stats.ttest_ind(x, y, equal_var=False)
+            assert r["p_value"] == pytest.approx(welch.pvalue, abs=1e-10)
+
+
+def test_units_of_several_key_columns_and_text_keys(ab):
+    con, recs, truth, values = ab
+    day = lambda t: t.append_column("day", pa.array(["mon"] * t.num_rows))  # noqa: E731
+    out = sqlmetrics.compare(con, day(recs), METRICS, truth=day(truth), by="model", baseline="A",
+                             user=["user_id", "day"], test="bootstrap", replicates=100)  # fmt: skip
+    for (system, metric), r in rows_of(out).items():
+        u1, x = side(values, system, metric)
+        u0, y = side(values, "A", metric)
+        # the draws hash the key columns' texts joined by '|'
+        p, lo, hi = uref.bootstrap([f"{u}|mon" for u in u1], x, [f"{u}|mon" for u in u0], y, 0, 100, 0.95)
+        assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-12)

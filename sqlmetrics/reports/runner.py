@@ -27,6 +27,7 @@ from ..statement.plan import unit_columns
 from ..statement.progress import Progress
 from ..statement.templates import render
 from ..stats.compare import compare
+from ..stats.unpaired import srm_warnings
 from . import comparisons, results_table
 from .config import ReportConfig
 from .periods import Period
@@ -50,6 +51,7 @@ class PeriodOutcome:
     seconds: float
     empty: str | None = None
     comparisons: int = 0  # the rows written to the comparisons table ([compare])
+    warnings: tuple[str, ...] = ()  # e.g. a sample-ratio mismatch of the period's arms
 
 
 def _version() -> str:
@@ -313,9 +315,13 @@ def run_report(
                     if compared is not None:
                         writes.append(comparisons.write(config, compared))
                     rows, *compared_rows = results_table.write_period(con, stamp, writes)
+                    warnings = () if compared is None else tuple(
+                        f"{config.name} {period.label}: {w}"
+                        for w in srm_warnings(compared, list(config.compare.within))
+                    )  # fmt: skip
                     outcome = PeriodOutcome(
                         period, "written", rows, time.monotonic() - started,
-                        comparisons=sum(compared_rows),
+                        comparisons=sum(compared_rows), warnings=warnings,
                     )
                     also = f" and {outcome.comparisons} comparisons" if compared is not None else ""
                     note = f"{rows} rows{also} in {outcome.seconds:.1f} s"

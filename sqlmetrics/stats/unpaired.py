@@ -19,6 +19,7 @@ from .significance import scipy_stats
 DESIGNS = ("auto", "paired", "unpaired")
 PAIRED_TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 UNPAIRED_TESTS = ("t", "mannwhitney", "randomization", "bootstrap")
+SRM_ALPHA = 0.001  # reports warn of a sample-ratio mismatch below this srm_p_value
 EXACT_MANN_WHITNEY = 8  # scipy's method='auto' is exact when a side has at most 8 and no ties
 
 
@@ -90,7 +91,7 @@ def welch(n1: int, mean1: float, ss1: float, n0: int, mean0: float, ss0: float,
 
     >>> p, lo, hi = welch(3, 2.0, 2.0, 3, 1.0, 2.0, 0.95)
     >>> round(p, 6), round(lo, 6), round(hi, 6)
-    (0.290185, -1.266958, 3.266958)
+    (0.287864, -1.266958, 3.266958)
     """
     if n1 < 2 or n0 < 2:
         return None, None, None
@@ -163,7 +164,7 @@ def relative_interval(mean1: float, var_mean1: float, mean0: float, var_mean0: f
 
     >>> lo, hi = relative_interval(1.1, 0.01, 1.0, 0.01, 0.0, 0.95)
     >>> round(lo, 6), round(hi, 6)
-    (-0.190591, 0.390591)
+    (-0.19137, 0.39137)
     """
     if mean0 == 0 or any(v is None for v in (var_mean1, var_mean0, cov_means)):
         return None, None
@@ -174,7 +175,11 @@ def relative_interval(mean1: float, var_mean1: float, mean0: float, var_mean0: f
 
 
 def check_split(expected_split: Mapping[Any, float] | None, systems: int) -> dict[tuple, float] | None:
-    """expected_split= as {by value tuple: share}, checked (positive finite shares)."""
+    """expected_split= as {(by values as text): share}, checked (positive finite shares).
+
+    >>> check_split({"A": 1, 2: 3}, 1)
+    {('A',): 1.0, ('2',): 3.0}
+    """
     if expected_split is None:
         return None
     if not isinstance(expected_split, Mapping) or not expected_split:
@@ -184,7 +189,8 @@ def check_split(expected_split: Mapping[Any, float] | None, systems: int) -> dic
         )
     out: dict[tuple, float] = {}
     for key, share in expected_split.items():
-        arm = tuple(key) if isinstance(key, tuple) else (key,)
+        # (matched as text: a report's TOML or the command line gives a numeric arm as text)
+        arm = tuple(str(v) for v in key) if isinstance(key, tuple) else (str(key),)
         if len(arm) != systems:
             raise ConventionError(
                 f"expected_split: {key!r} gives {len(arm)} value(s) for {systems} by column(s)"
@@ -202,7 +208,7 @@ def srm_p_value(sizes: Mapping[tuple, int], expected: Mapping[tuple, float] | No
     expected shares (default: equal shares of the arms present); an arm named in `expected`
     without units counts 0; an arm with units not named there is an error.
 
-    >>> round(srm_p_value({("A",): 510, ("B",): 490}, None), 6)
+    >>> round(srm_p_value({("A",): 510, ("B",): 490}, None), 6)  # scipy.stats.chisquare([510, 490])
     0.527089
     """
     if expected is None:
@@ -236,6 +242,35 @@ def arm_sizes(
             continue
         segment = tuple(r[k] for k in keys[:segments])
         arms = out.setdefault(segment, {})
-        arms[tuple(r[k] for k in keys[segments:])] = r["_u_size1"]
-        arms[baseline] = r["_u_size0"] or 0
+        arms[tuple(str(r[k]) for k in keys[segments:])] = r["_u_size1"]
+        arms[tuple(str(v) for v in baseline)] = r["_u_size0"] or 0
     return out
+
+
+def srm_warnings(table: Any, columns: Sequence[str]) -> list[str]:
+    """What a report says of a compare() table whose sample-ratio check fails (srm_p_value
+    below SRM_ALPHA): one line per segment, naming its arms' units (columns: the segment
+    columns). The arms' units are not in the expected split, so the assignment, not the
+    systems, may explain the differences.
+
+    >>> import pyarrow as pa
+    >>> srm_warnings(pa.table({"model": ["B"], "users": [300], "baseline_users": [500],
+    ...                        "srm_p_value": [1e-19]}), [])  # doctest: +ELLIPSIS
+    ['sample-ratio mismatch: srm_p_value 1e-19 < 0.001 (B: 300 units, baseline: 500): check ...']
+    """
+    out: dict[tuple, str] = {}
+    for r in table.to_pylist():
+        p = r.get("srm_p_value")
+        if p is None or p >= SRM_ALPHA:
+            continue
+        segment = tuple(r[c] for c in columns)
+        where = ", ".join(f"{c}={v}" for c, v in zip(columns, segment, strict=True))
+        system = next(v for k, v in r.items() if k not in columns)  # the first by column's value
+        if segment not in out:
+            out[segment] = (
+                f"sample-ratio mismatch{' in ' + where if where else ''}: srm_p_value {p:.2g} < "
+                f"{SRM_ALPHA:g} ({system}: {r['users']} units, baseline: {r['baseline_users']}): "
+                "check the assignment before reading the comparison"
+            )
+    return list(out.values())
+
