@@ -453,13 +453,20 @@ def test_an_unpaired_report_and_its_sample_ratio_warning(warehouse, tmp_path, ca
         assert bool(lines) == warned, err
         if warned:
             assert len(lines) == 1 and "sample-ratio mismatch: srm_p_value" in lines[0]
+    # the page names the design and flags the period (written first without the split)
+    path.write_text(base + 'design = "unpaired"\n')
+    page = tmp_path / "page.html"
+    assert cli.main(["report", str(path), "--date", str(DAYS[0]), "--force", "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "t test (unpaired)" in html
+    assert f'<p class="srm">Sample-ratio mismatch (srm_p_value &lt; 0.001) in {DAYS[0]}' in html
     con = connect(warehouse)
     rows = comparisons.read(con, "sqlmetrics_comparisons", "daily_ab").to_pylist()
     assert {r["design"] for r in rows} == {"unpaired"}
     # the stored row is compare()'s on the period's served lists
     recs, truth = (con.table(t).filter(f"day = DATE '{DAYS[0]}'") for t in ("served", "events"))
     direct = sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A", design="unpaired",
-                                expected_split={"A": 0.7, "B": 0.3}, **INPUTS).to_pylist()  # fmt: skip
+                                **INPUTS).to_pylist()  # fmt: skip
     by_metric = {(r["metric"], r["k"]): r for r in rows}
     for d in direct:
         name, _, k = d["metric"].partition("@")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..stats.unpaired import SRM_ALPHA
 from .charts import line_chart
 from .comparisons import flat, stored_periods
 from .config import CompareSection
@@ -37,6 +38,7 @@ svg text { font-size: 11px; fill: #444; stroke: none; } svg .axis-title { fill: 
 svg .line { stroke-width: 2; } svg .point { stroke: none; }
 svg polygon.band { stroke: none; fill-opacity: 0.16; } svg line.band { stroke-width: 6; stroke-opacity: 0.3; }
 svg .zero { stroke: #888; stroke-dasharray: 4 3; }
+p.srm { color: #8a1c1c; font-weight: 600; }
 td.significant { font-weight: 600; } th.group { text-align: center; } table.summary { margin-bottom: 12px; }
 svg .legend-item { cursor: pointer; } svg .legend-item.off { opacity: 0.35; }
 svg .series.off { display: none; }
@@ -231,13 +233,32 @@ def _comparison_section(comparison: Comparison, metrics: list[str]) -> list[str]
         + (f": {comparison.why_not_pooled}" if comparison.pooled is None else ""),
     )
     correction = section.correction or "no correction"
+    stored = rows.to_pylist()
+    designs = sorted({r["design"] for r in stored if r.get("design")}) or ["paired"]
     return [
-        f'<section id="comparisons"><h2>Against {escape(baseline)}: {escape(section.test)} test, '
-        f"{section.confidence:.0%} intervals, p adjusted ({escape(correction)})</h2>",
+        f'<section id="comparisons"><h2>Against {escape(baseline)}: {escape(section.test)} test '
+        f"({escape(', '.join(designs))}), {section.confidence:.0%} intervals, p adjusted "
+        f"({escape(correction)})</h2>",
+        *_srm_flags(stored),
         summary_table(latest, comparison.pooled, keys, 1 - section.confidence, ranges),
         '<div class="charts">',
         *delta_charts(comparison.rows, metrics, baseline, section.confidence),
         "</div></section>",
+    ]
+
+
+def _srm_flags(stored: list[dict]) -> list[str]:
+    """A warning naming the periods whose sample-ratio check fails (srm_p_value < SRM_ALPHA)."""
+    flagged = sorted(
+        {Period(r["period_start"], r["period_end"]) for r in stored
+         if r.get("srm_p_value") is not None and r["srm_p_value"] < SRM_ALPHA}
+    )  # fmt: skip
+    if not flagged:
+        return []
+    return [
+        f'<p class="srm">Sample-ratio mismatch (srm_p_value &lt; {SRM_ALPHA:g}) in '
+        f"{escape(', '.join(p.label for p in flagged))}: the arms' units are not in the expected "
+        "split; check the assignment before reading these comparisons.</p>"
     ]
 
 
