@@ -429,3 +429,40 @@ def test_units_of_several_key_columns_and_text_keys(ab):
         # the draws hash the key columns' texts joined by '|'
         p, lo, hi = uref.bootstrap([f"{u}|mon" for u in u1], x, [f"{u}|mon" for u in u0], y, 0, 100, 0.95)
         assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def statements(ab):
+    """The contexts of compare()'s statement for each unpaired test, with a covariate."""
+    con, recs, truth, values = ab
+    captured = []
+    real = sqlmetrics.stats.compare.render
+
+    def capture(name, context):
+        if name == "compare/compare.sql.j2":
+            captured.append(dict(context))
+        return real(name, context)
+
+    covariate = covariate_table(values, "ndcg@10", np.random.default_rng(0))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sqlmetrics.stats.compare, "render", capture)
+        for test in ("t", "mannwhitney", "randomization", "bootstrap"):
+            sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A", test=test,
+                               covariate=covariate, replicates=50)  # fmt: skip
+    return captured
+
+
+@pytest.mark.parametrize("dialect", ["bigquery", "snowflake", "spark", "postgres"])
+def test_the_unpaired_statement_renders_and_parses_in_every_dialect(statements, dialect):
+    """The statement of each unpaired test (with a covariate) rendered for another dialect
+    parses with sqlglot in that dialect (BigQuery and Snowflake cannot run here)."""
+    sqlglot = pytest.importorskip("sqlglot")
+    from sqlmetrics.statement import templates
+
+    assert {c["unpaired_test"] for c in statements} == {"t", "mannwhitney", "randomization", "bootstrap"}
+    for context in statements:
+        text = templates.render(
+            "compare/compare.sql.j2", {**context, "dialect": dialect, "per_user_sql": "SELECT 1"}
+        )
+        assert "unpaired_summary" in text and "covariate_theta" in text
+        sqlglot.parse_one(text, read=dialect)
