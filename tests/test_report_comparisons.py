@@ -474,3 +474,32 @@ def test_an_unpaired_report_and_its_sample_ratio_warning(warehouse, tmp_path, ca
         same = ("users", "baseline_users", "delta", "p_value", "srm_p_value")
         assert all(stored_row[c] == d[c] for c in same)
     con.close()
+
+
+def test_the_online_report_and_the_readout_of_both_designs(warehouse, tmp_path):
+    configs = []
+    for name in ("daily_report", "online_report"):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(
+            (ROOT / "warehouse_examples" / f"{name}.toml").read_text()
+            .replace('warehouse = "warehouse.duckdb"', f"warehouse = {str(warehouse)!r}")
+        )  # fmt: skip
+        assert cli.main(["report", str(path), "--from", "2026-11-01", "--to", "2026-11-02", "-q"]) == 0
+        configs += ["--config", str(path)]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "warehouse_examples" / "daily_report.py"), *configs],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "daily_ab: each model against A, paired, t test," in done.stdout
+    assert "online_ab: each model against A, unpaired, t test with CUPED," in done.stdout
+    con = connect(warehouse, read_only=True)
+    rows = comparisons.read(con, "sqlmetrics_comparisons", "online_ab").to_pylist()
+    assert {r["design"] for r in rows} == {"unpaired"} and all(r["theta"] is not None for r in rows)
+    # the whole range pools every user of every day, each with their covariate
+    config = sqlmetrics.reports.load_config(configs[-1])
+    pooled = compare_periods(con, config, periods_between("day", DAYS[0], DAYS[1])).to_pylist()
+    con.close()
+    assert all(r["design"] == "unpaired" and r["variance_reduction"] > 0 for r in pooled)
+    day_users = sum(r["users"] + r["baseline_users"] for r in rows if r["metric"] == "ndcg")
+    assert sum(r["users"] + r["baseline_users"] for r in pooled if r["metric"] == "ndcg@10") == day_users

@@ -1,9 +1,13 @@
 """Build a realistic e-commerce warehouse in a DuckDB file: users in three countries, days, two
 recommendation models in an A/B test, impressions with positions, and view / add_to_cart /
-purchase events with a position bias, so that the two models' metrics really differ. Both
-models score every user's candidates (the one not served runs in shadow), so that they can be
-compared user by user (sqlmetrics.compare pairs the users); each user is shown the lists of
-their own arm.
+purchase events with a position bias, so that the two models' metrics really differ. Each user
+is assigned one arm and shown the lists of that arm; the events follow what was shown. Both
+models score every user's candidates (the one not served runs in shadow): `recommendations`
+holds both models' lists of every user (a paired comparison, judged by the events of the lists
+that were served, favours the served model: docs/compare.md), the view `served` only each
+user's own arm's (the A/B test, compared unpaired), `shadow` both with the arm the user was
+served (served_model), and `pre_period` each user's clicks of the week before the test (a CUPED
+covariate: users differ in how active they are, before and during the test alike).
 
     python warehouse_examples/make_warehouse.py --users 5000 --days 7 --db warehouse.duckdb
 
@@ -35,10 +39,12 @@ CREATE OR REPLACE TABLE items AS
 SELECT item_id, 1.0 / pow(item_id + 10, 0.6) AS popularity
 FROM range(1, $n_items + 1) t(item_id);
 
--- each user is assigned to one arm of the A/B test
+-- each user is assigned to one arm of the A/B test, and engages more or less with what is
+-- shown to them (activity 0.1 .. 2.1)
 CREATE OR REPLACE TABLE users AS
 SELECT user_id, CASE WHEN hash(user_id) % 2 = 0 THEN 'A' ELSE 'B' END AS model,
-       ['DE', 'FR', 'US'][CAST(hash(user_id, 'country') % 3 AS INTEGER) + 1] AS country
+       ['DE', 'FR', 'US'][CAST(hash(user_id, 'country') % 3 AS INTEGER) + 1] AS country,
+       0.1 + (hash(user_id, 'activity') % 2001) / 1000.0 AS activity
 FROM range(1, $n_users + 1) t(user_id);
 
 -- candidate items per user and day with a hidden true affinity
@@ -64,15 +70,16 @@ SELECT r.day, r.model, r.user_id, r.item_id, r.score,
 FROM recommendations r JOIN users u ON u.user_id = r.user_id AND u.model = r.model
 QUALIFY position <= 20;
 
--- actions: on shown items, more likely for high affinity and near the top (position bias);
--- plus organic actions (search, browsing) on any candidate the user likes, shown or not
+-- actions: on shown items, more likely for high affinity, near the top (position bias) and
+-- for active users; plus organic actions (search, browsing) on any candidate the user likes,
+-- shown or not
 CREATE OR REPLACE TEMP TABLE engaged AS
 WITH shown AS (
-    SELECT i.day, i.user_id, i.item_id, i.position, c.affinity
-    FROM impressions i JOIN candidates c USING (day, user_id, item_id)
+    SELECT i.day, i.user_id, i.item_id, i.position, c.affinity, u.activity
+    FROM impressions i JOIN candidates c USING (day, user_id, item_id) JOIN users u USING (user_id)
 )
 SELECT day, user_id, item_id, affinity, random() AS r FROM shown
-WHERE random() < 0.5 * pow(affinity, 2) / pow(position, 0.7)
+WHERE random() < 0.5 * activity * pow(affinity, 2) / pow(position, 0.7)
 UNION
 SELECT day, user_id, item_id, affinity, random() AS r FROM candidates
 WHERE random() < 0.08 * pow(affinity, 4);
@@ -113,6 +120,19 @@ SELECT DISTINCT user_id, item_id FROM events
 WHERE event_type = 'purchase' AND day = DATE '2026-11-01' + $days - 1;
 CREATE OR REPLACE VIEW history AS
 SELECT user_id, item_id, event_type FROM events WHERE day < DATE '2026-11-01' + $days - 1;
+
+-- each user's clicks on recommendations in the week before the test (a covariate for CUPED):
+-- as active then as during it
+CREATE OR REPLACE TABLE pre_period AS
+SELECT user_id, CAST(floor(activity * (10 + 4 * random())) AS INTEGER) AS pre_clicks FROM users;
+
+-- what each user was served: their own arm's lists (the A/B test, compared unpaired)
+CREATE OR REPLACE VIEW served AS
+SELECT r.* FROM recommendations r JOIN users u ON u.user_id = r.user_id AND u.model = r.model;
+
+-- both models' lists of every user, with the arm the user was served
+CREATE OR REPLACE VIEW shadow AS
+SELECT r.*, u.model AS served_model FROM recommendations r JOIN users u ON u.user_id = r.user_id;
 """
 
 
@@ -135,7 +155,7 @@ def build(db: str, users: int, days: int, candidates: int = 60, items: int = 500
         con.execute(statement).fetchall()
     counts = {
         t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
-        for t in ("recommendations", "impressions", "events", "ratings")
+        for t in ("recommendations", "impressions", "events", "ratings", "pre_period")
     }
     con.close()
     took = time.perf_counter() - started

@@ -232,7 +232,26 @@ def compare_periods(
     else:
         recs, truth = pooled_inputs(con, config, periods)
     options = {k: v for k, v in config.options().items() if k != "by"}
-    return compare(con, recs, list(config.metrics), truth=truth, **options, **config.compare.options())
+    section = config.compare.options()
+    if section["covariate"] is not None and len(periods) > 1:
+        section["covariate"] = _pooled_covariate(con, config, periods)
+    return compare(con, recs, list(config.metrics), truth=truth, **options, **section)
+
+
+def _pooled_covariate(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
+) -> duckdb.DuckDBPyRelation:
+    """The covariate of several periods pooled: its rows once per period, keyed as the pooled
+    units are ('<period start>|<user>'), so each user of each period keeps their covariate."""
+    assert config.compare is not None and config.compare.covariate is not None
+    source = resolve(con, config.compare.covariate, "covariate", Registrations(con))
+    first = unit_columns(config.columns.get("user", "user_id"))[0]
+    user = col.find_column(source, first, "covariate", "user")
+    slices = [
+        {"sql": f"SELECT * FROM {source.sql}", "start": quote_string(p.start.isoformat())} for p in periods
+    ]
+    sql = render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
+    return con.sql(sql)
 
 
 def run_report(
