@@ -432,7 +432,7 @@ def served_arms(warehouse: Path, share_a: float) -> None:
     con = connect(warehouse)
     cut = round(10 * share_a)
     con.execute(
-        "CREATE VIEW served AS SELECT * FROM recommendations WHERE "
+        "CREATE VIEW skewed AS SELECT * FROM recommendations WHERE "
         f"(model = 'A') = (user_id % 10 < {cut})"
     ).fetchall()  # fmt: skip
     con.close()
@@ -442,7 +442,7 @@ def test_an_unpaired_report_and_its_sample_ratio_warning(warehouse, tmp_path, ca
     served_arms(warehouse, 0.7)
     base = (ROOT / "warehouse_examples" / "daily_report.toml").read_text()
     base = base.replace('warehouse = "warehouse.duckdb"', f"warehouse = {str(warehouse)!r}")
-    base = base.replace('recommendations = "recommendations"', 'recommendations = "served"')
+    base = base.replace('recommendations = "recommendations"', 'recommendations = "skewed"')
     for split, warned in (("", True), ("expected_split = {A = 0.7, B = 0.3}\n", False)):
         path = tmp_path / "r.toml"
         path.write_text(base + f'design = "unpaired"\n{split}')
@@ -464,7 +464,7 @@ def test_an_unpaired_report_and_its_sample_ratio_warning(warehouse, tmp_path, ca
     rows = comparisons.read(con, "sqlmetrics_comparisons", "daily_ab").to_pylist()
     assert {r["design"] for r in rows} == {"unpaired"}
     # the stored row is compare()'s on the period's served lists
-    recs, truth = (con.table(t).filter(f"day = DATE '{DAYS[0]}'") for t in ("served", "events"))
+    recs, truth = (con.table(t).filter(f"day = DATE '{DAYS[0]}'") for t in ("skewed", "events"))
     direct = sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A", design="unpaired",
                                 **INPUTS).to_pylist()  # fmt: skip
     by_metric = {(r["metric"], r["k"]): r for r in rows}

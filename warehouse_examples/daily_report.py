@@ -61,7 +61,7 @@ def readout(con, config) -> tuple[pa.Table, str] | None:
             "behind": sum(1 for d in significant if d["delta"] < 0),
             "latest delta": _estimate(r, alpha),
             "whole range delta": _estimate(whole, alpha),
-            "users pooled": f"{whole['users']}/{whole['baseline_users']}",
+            "users pooled": whole["users"],  # (unpaired: the system's arm's)
         })  # fmt: skip
     design = "/".join(sorted({str(d["design"]) for d in days}))
     note = (
