@@ -206,7 +206,16 @@ def compare(
             return engine.run(render("compare/compare.sql.j2", statement))
 
         try:
+            # design='auto' with a replicate test: the paired statement alone first (the two
+            # designs' replicates in one statement would double the plan), then, when no unit
+            # has values on both sides, the unpaired one
+            two_steps = design == "auto" and test in ("randomization", "bootstrap")
+            if two_steps:
+                compare_context.update(unpaired_test=None, design_gate=False)
             result = with_exact_sums(run)
+            if two_steps and not any(result.column("_n").to_pylist()):
+                compare_context.update(test="t", unpaired_test=test)
+                result = with_exact_sums(run)
         except duckdb.OutOfMemoryException as exc:
             raise OutOfMemoryError.hint(exc, partitions) from None
         except DuplicateRowError as exc:
