@@ -6,10 +6,14 @@ replicate stage's cost per (unit or bucket, replicate) row, extrapolated to the 
     python benchmarks/compare.py --users 100000 --replicates 2000 --threads 2
     python benchmarks/compare.py --users 1000000 --replicates 10000 --memory-limit 1500MB --partitions 4 \
         --test t,randomization,bootstrap                                 # the issue's target
+    python benchmarks/compare.py --design unpaired --users 10000000 --replicates 10000 \
+        --memory-limit 1800MB --partitions 8 --test t,bootstrap         # an A/B test: 5M users per arm
 
 Data (DuckDB tables of one connection, deterministic): recs has 10 items per (model, user)
 out of 200, scores from DuckDB's hash of (model, user, item); truth has 3 items per user with
-grades 1..3. Times exclude importing scipy.stats (once per process, 1 to 6 s here).
+grades 1..3. With --design unpaired each user has the lists of one model only (A for even
+users, B for odd: an A/B test of users/2 per arm). Times exclude importing scipy.stats (once
+per process, 1 to 6 s here).
 Each measurement runs in a child process (--child) that reports its wall time, CPU
 time and its own peak RSS (VmHWM), so one test's memory does not hide another's.
 """
@@ -31,7 +35,8 @@ CREATE TABLE recs AS
 SELECT m AS model, u AS user_id, i AS item_id,
        (hash(m, u, i) % 1000003) / 1000003.0 + CASE WHEN m = 'B' AND i % 7 = 0 THEN 0.05 ELSE 0 END AS score
 FROM (SELECT unnest(['A', 'B']) AS m) CROSS JOIN range({users}) AS t(u)
-CROSS JOIN (SELECT unnest(range(10)) AS k) CROSS JOIN LATERAL (SELECT (u * 7 + k * 13) % 200 AS i);
+CROSS JOIN (SELECT unnest(range(10)) AS k) CROSS JOIN LATERAL (SELECT (u * 7 + k * 13) % 200 AS i)
+{served};
 CREATE TABLE truth AS
 SELECT u AS user_id, (u * 7 + k * 29) % 200 AS item_id, 1 + (hash(u, k) % 3) AS relevance
 FROM range({users}) AS t(u) CROSS JOIN (SELECT unnest(range(3)) AS k);
@@ -48,13 +53,14 @@ def child(args: argparse.Namespace) -> None:
     con.execute(f"SET threads = {args.threads}")
     if args.memory_limit:
         con.execute(f"SET memory_limit = '{args.memory_limit}'")
-    con.execute(DATA.format(users=args.users))
+    served = "WHERE (m = 'A') = (u % 2 = 0)" if args.design == "unpaired" else ""
+    con.execute(DATA.format(users=args.users, served=served))
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if args.test == "evaluate":
         sqlmetrics.evaluate(con, "recs", METRICS, truth="truth", by="model", per_user=True)
     else:
         sqlmetrics.compare(con, "recs", METRICS, truth="truth", by="model", baseline="A",
-                           test=args.test, replicates=args.replicates,
+                           test=args.test, replicates=args.replicates, design=args.design,
                            partitions=args.partitions or 1)  # fmt: skip
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     with open("/proc/self/status") as f:
@@ -64,7 +70,8 @@ def child(args: argparse.Namespace) -> None:
 
 def measure(args: argparse.Namespace, test: str) -> dict:
     cmd = [sys.executable, __file__, "--child", "--test", test, "--users", str(args.users),
-           "--replicates", str(args.replicates), "--threads", str(args.threads)]  # fmt: skip
+           "--replicates", str(args.replicates), "--threads", str(args.threads),
+           "--design", args.design]  # fmt: skip
     if args.memory_limit:
         cmd += ["--memory-limit", args.memory_limit]
     if args.partitions:
@@ -84,14 +91,18 @@ def main() -> None:
     parser.add_argument("--test", default="all", help="all, or a comma-separated list: t,bootstrap")
     parser.add_argument("--memory-limit", help="DuckDB's memory_limit, e.g. 1500MB (default: DuckDB's)")
     parser.add_argument("--partitions", type=int, help="compare(partitions=N): N slices of the users")
+    parser.add_argument("--design", choices=("auto", "paired", "unpaired"), default="auto",
+                        help="unpaired: each user has one model's lists (an A/B test)")  # fmt: skip
     parser.add_argument("--child", action="store_true")
     args = parser.parse_args()
     if args.child:
         child(args)
         return
-    tests = ["evaluate", "t", "wilcoxon", "randomization", "bootstrap"]
+    ranks = "mannwhitney" if args.design == "unpaired" else "wilcoxon"
+    tests = ["evaluate", "t", ranks, "randomization", "bootstrap"]
     tests = tests if args.test == "all" else args.test.split(",")
-    print(f"{args.users} paired users x 2 systems x {len(METRICS)} metrics, "
+    kind = "users, one arm each," if args.design == "unpaired" else "paired users x 2 systems"
+    print(f"{args.users} {kind} x {len(METRICS)} metrics, "
           f"{args.replicates} replicates, {args.threads} threads, "
           f"memory_limit {args.memory_limit or 'DuckDB default'}")  # fmt: skip
     results = {t: measure(args, t) for t in tests}

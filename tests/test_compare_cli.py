@@ -101,3 +101,33 @@ def test_errors_are_one_line_exit_2(files, capsys, extra, message):
         "--by", "model", "--metrics", "ndcg@10", *extra,
     )  # fmt: skip
     assert status == 2 and len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_the_unpaired_design_covariate_and_expected_split(tmp_path, capsys):
+    from tests.test_compare_unpaired import ab_data
+
+    recs, truth = ab_data(300, seed=8, models=("A", "B"), shares=[0.7, 0.3])
+    pre = pa.table({"user_id": list(range(300)), "pre": [float(u % 7) for u in range(300)]})
+    for name, table in (("recs", recs), ("truth", truth), ("pre", pre)):
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+    common = [str(tmp_path / "recs.parquet"), "--truth", str(tmp_path / "truth.parquet"), "--by", "model",
+              "--baseline", "A", "--metrics", "ndcg@10", "--design", "unpaired", "--test", "mannwhitney",
+              "--covariate", str(tmp_path / "pre.parquet")]  # fmt: skip
+    kw = {"truth": truth, "by": "model", "baseline": "A", "design": "unpaired", "test": "mannwhitney",
+          "covariate": pre}  # fmt: skip
+    status, _, err = run(capsys, "compare", *common, "-o", str(tmp_path / "out.parquet"))
+    expected = sqlmetrics.compare(duckdb.connect(), recs, ["ndcg@10"], **kw)
+    assert status == 0 and pq.read_table(tmp_path / "out.parquet").equals(expected)
+    assert expected.column("theta").to_pylist()[0] is not None
+    # a 70/30 split against equal shares: one warning line; against its own split, none
+    assert "warning: sample-ratio mismatch: srm_p_value" in err and len(err.strip().splitlines()) == 1
+    status, out, err = run(capsys, "compare", *common, "--expected-split", "A=0.7,B=0.3", "--format", "json")
+    split = sqlmetrics.compare(duckdb.connect(), recs, ["ndcg@10"], expected_split={"A": 0.7, "B": 0.3}, **kw)
+    assert status == 0 and err == ""
+    srm = split.column("srm_p_value").to_pylist()[0]
+    assert json.loads(out)[0]["srm_p_value"] == pytest.approx(srm, rel=1e-12)
+    for bad, message in (("A0.7", "ARM=SHARE"), ("A=0.7,C=0.3", "does not name the arm 'B'")):
+        status, _, err = run(capsys, "compare", *common, "--expected-split", bad)
+        assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    status, _, err = run(capsys, "compare", *common[:-4], "--design", "paired")
+    assert status == 2 and "design='paired': no unit has values on both sides" in err

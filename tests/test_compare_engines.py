@@ -93,3 +93,47 @@ def test_postgres_computes_each_replicate_hash_once_per_row(pg, pg_uri, test):
     # 3266489909 = 49842 * 65536 + 44597: fmix32's second product, split in 16-bit halves
     worst = max(line.count("* 49842") for line in plans.splitlines())
     assert 1 <= worst <= 3, worst
+
+
+# --- the unpaired design (tests/test_compare_unpaired.py) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "test, text_users, covariate",
+    [("t", False, False), ("mannwhitney", True, True), ("randomization", True, False),
+     ("bootstrap", False, True)],  # fmt: skip
+)
+def test_postgres_equals_duckdb_unpaired(pg, test, text_users, covariate):
+    check_unpaired(pg, test, text_users, covariate)
+
+
+@pytest.mark.parametrize(
+    "test, covariate", [("mannwhitney", False), ("randomization", True), ("bootstrap", True)]
+)
+def test_spark_equals_duckdb_unpaired(spark, test, covariate):
+    with spark_settings(spark, BROADCAST):
+        check_unpaired(spark, test, True, covariate)
+
+
+def check_unpaired(con, test: str, text_users: bool, covariate: bool) -> None:
+    import duckdb
+
+    from tests.test_compare_unpaired import ab_data
+
+    recs, truth = ab_data(90, seed=13)
+    pre = pa.table({"user_id": list(range(0, 90, 2)), "pre": [u / 7 for u in range(0, 90, 2)]})
+    if text_users:
+        recs, truth, pre = (
+            table.set_column(
+                table.column_names.index("user_id"), "user_id",
+                pa.array([f"u{u}" for u in table.column("user_id").to_pylist()]),
+            )  # fmt: skip
+            for table in (recs, truth, pre)
+        )
+    kw = {"truth": truth, "by": "model", "baseline": "A", "test": test, "replicates": 200, "seed": 9,
+          "covariate": pre if covariate else None, "expected_split": {"A": 1, "B": 1, "C": 2}}  # fmt: skip
+    got = sqlmetrics.compare(con, recs, METRICS, **kw)
+    assert set(got.column("design").to_pylist()) == {"unpaired"}
+    # (Mann-Whitney ranks exact float ties: Spark's per-user sums may differ in the last bit)
+    skip = ("p_value", "p_adjusted") if test == "mannwhitney" and "spark" in type(con).__module__ else ()
+    close(sqlmetrics.compare(duckdb.connect(), recs, METRICS, **kw), got, skip=skip)

@@ -224,12 +224,12 @@ def test_every_click_is_a_view_event(medium):
 
 def test_served_is_each_users_own_arm(tiny):
     assert tiny.execute("""
-        SELECT count(*) FROM served s JOIN users u USING (user_id) WHERE s.arm <> u.model
+        SELECT count(*) FROM assignment s JOIN users u USING (user_id) WHERE s.arm <> u.model
     """).fetchone()[0] == 0  # fmt: skip
-    counts = tiny.execute("SELECT count(*), count(DISTINCT (day, user_id)) FROM served").fetchone()
+    counts = tiny.execute("SELECT count(*), count(DISTINCT (day, user_id)) FROM assignment").fetchone()
     assert counts == (100, 100)
     assert tiny.execute("""
-        SELECT count(*) FROM impressions i JOIN served s USING (day, user_id) WHERE i.model <> s.arm
+        SELECT count(*) FROM impressions i JOIN assignment s USING (day, user_id) WHERE i.model <> s.arm
     """).fetchone()[0] == 0  # fmt: skip
 
 

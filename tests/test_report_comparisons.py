@@ -116,7 +116,8 @@ def test_the_section_and_its_options(tmp_path):
     config = make_config(tmp_path / "w.duckdb", {"correction": "none", "test": "bootstrap", "seed": 3})
     assert config.compare.options() == {
         "by": ["model"], "baseline": "A", "within": None, "test": "bootstrap", "confidence": 0.95,
-        "correction": None, "replicates": 10_000, "seed": 3,
+        "correction": None, "replicates": 10_000, "seed": 3, "design": "auto", "covariate": None,
+        "expected_split": None,
     }  # fmt: skip
     assert config.compare.results_table == "sqlmetrics_comparisons"
     two = config_from_dict(
@@ -131,6 +132,11 @@ def test_the_config_hash_follows_the_section(tmp_path):
     assert base.hash == make_config(tmp_path / "w.duckdb", {"results_table": "elsewhere"}).hash
     assert base.hash != make_config(tmp_path / "w.duckdb", {"test": "wilcoxon"}).hash
     assert base.hash != make_config(tmp_path / "w.duckdb", {"confidence": 0.9}).hash
+    # the keys added with compare()'s designs enter the hash only when set otherwise than their
+    # defaults (an older config keeps its hash, and its periods stay done)
+    assert base.hash == make_config(tmp_path / "w.duckdb", {"design": "auto"}).hash
+    for changed in ({"design": "paired"}, {"covariate": "pre"}, {"expected_split": {"A": 1, "B": 1}}):
+        assert base.hash != make_config(tmp_path / "w.duckdb", changed).hash
     without = dict(make_config_dict(tmp_path), metrics=METRICS, by=["model"])
     assert base.hash != config_from_dict(without).hash  # the section adds the means' intervals
 
@@ -392,3 +398,112 @@ def test_compare_refuses_what_has_no_interval_of_one_mean(tmp_path, changes, mes
     with pytest.raises(ReportConfigError, match=message):
         config_from_dict({**make_config_dict(tmp_path), **changes, "compare": {"baseline": "A"}})
     config_from_dict({**make_config_dict(tmp_path), **changes})  # (fine without [compare])
+
+
+# --- compare()'s designs in reports -----------------------------------------------------------
+
+
+def test_a_comparisons_table_of_before_the_designs_is_migrated(warehouse):
+    con = connect(warehouse)
+    old = [n for n in comparisons.COLUMNS if n not in comparisons.DESIGN_COLUMNS]
+    types = {"wins": "BIGINT NOT NULL", "ties": "BIGINT NOT NULL", "losses": "BIGINT NOT NULL"}
+    con.execute(
+        "CREATE TABLE sqlmetrics_comparisons ("
+        + ", ".join(f"{n} {types.get(n, comparisons.COLUMNS[n])}" for n in old) + ")"
+    ).fetchall()  # fmt: skip
+    values = {n: None for n in old} | {
+        "report": "old", "period_start": date(2026, 10, 1), "period_end": date(2026, 10, 2),
+        "segment": {}, "system": {"model": "B"}, "baseline": {"model": "A"}, "metric": "ndcg",
+        "k": 10, "test": "t", "confidence": 0.95, "users": 7, "wins": 1, "ties": 2, "losses": 4,
+        "unpaired_system": 0, "unpaired_baseline": 0, "computed_at": datetime(2026, 10, 2),
+        "sqlmetrics_version": "0", "config_hash": "x",
+    }  # fmt: skip
+    marks = ", ".join("?" for _ in old)
+    con.execute(f"INSERT INTO sqlmetrics_comparisons VALUES ({marks})", [values[n] for n in old]).fetchall()
+    run_report(con, make_config(warehouse), [period_of("day", DAYS[0])])
+    found = {r[0]: r[1] for r in con.execute("DESCRIBE sqlmetrics_comparisons").fetchall()}
+    assert found == comparisons.COLUMNS
+    old_row = con.execute(
+        "SELECT design, users, baseline_users, srm_p_value FROM sqlmetrics_comparisons WHERE report = 'old'"
+    ).fetchall()
+    assert old_row == [("paired", 7, 7, None)]
+    assert {r[0] for r in con.execute("SELECT design FROM sqlmetrics_comparisons").fetchall()} == {"paired"}
+    con.close()
+
+
+def served_arms(warehouse: Path, share_a: float) -> None:
+    """A view of each user's own arm: user u is served A when u % 10 < 10 * share_a, else B."""
+    con = connect(warehouse)
+    cut = round(10 * share_a)
+    con.execute(
+        "CREATE VIEW skewed AS SELECT * FROM recommendations WHERE "
+        f"(model = 'A') = (user_id % 10 < {cut})"
+    ).fetchall()  # fmt: skip
+    con.close()
+
+
+def test_an_unpaired_report_and_its_sample_ratio_warning(warehouse, tmp_path, capsys):
+    served_arms(warehouse, 0.7)
+    base = (ROOT / "warehouse_examples" / "daily_report.toml").read_text()
+    base = base.replace('warehouse = "warehouse.duckdb"', f"warehouse = {str(warehouse)!r}")
+    base = base.replace('recommendations = "recommendations"', 'recommendations = "skewed"')
+    for split, warned in (("", True), ("expected_split = {A = 0.7, B = 0.3}\n", False)):
+        path = tmp_path / "r.toml"
+        path.write_text(base + f'design = "unpaired"\n{split}')
+        code = cli.main(["report", str(path), "--date", str(DAYS[0]), "--force"])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        lines = [line for line in err.splitlines() if line.startswith("warning:")]
+        assert bool(lines) == warned, err
+        if warned:
+            assert len(lines) == 1 and "sample-ratio mismatch: srm_p_value" in lines[0]
+    # the page names the design and flags the period (written first without the split)
+    path.write_text(base + 'design = "unpaired"\n')
+    page = tmp_path / "page.html"
+    assert cli.main(["report", str(path), "--date", str(DAYS[0]), "--force", "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "t test (unpaired)" in html
+    assert f'<p class="srm">Sample-ratio mismatch (srm_p_value &lt; 0.001) in {DAYS[0]}' in html
+    con = connect(warehouse)
+    rows = comparisons.read(con, "sqlmetrics_comparisons", "daily_ab").to_pylist()
+    assert {r["design"] for r in rows} == {"unpaired"}
+    # the stored row is compare()'s on the period's served lists
+    recs, truth = (con.table(t).filter(f"day = DATE '{DAYS[0]}'") for t in ("skewed", "events"))
+    direct = sqlmetrics.compare(con, recs, METRICS, truth=truth, by="model", baseline="A", design="unpaired",
+                                **INPUTS).to_pylist()  # fmt: skip
+    by_metric = {(r["metric"], r["k"]): r for r in rows}
+    for d in direct:
+        name, _, k = d["metric"].partition("@")
+        stored_row = by_metric[(name, int(k))]
+        same = ("users", "baseline_users", "delta", "p_value", "srm_p_value")
+        assert all(stored_row[c] == d[c] for c in same)
+    con.close()
+
+
+def test_the_online_report_and_the_readout_of_both_designs(warehouse, tmp_path):
+    configs = []
+    for name in ("daily_report", "online_report"):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(
+            (ROOT / "warehouse_examples" / f"{name}.toml").read_text()
+            .replace('warehouse = "warehouse.duckdb"', f"warehouse = {str(warehouse)!r}")
+        )  # fmt: skip
+        assert cli.main(["report", str(path), "--from", "2026-11-01", "--to", "2026-11-02", "-q"]) == 0
+        configs += ["--config", str(path)]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "warehouse_examples" / "daily_report.py"), *configs],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "daily_ab: each model against A, paired, t test," in done.stdout
+    assert "online_ab: each model against A, unpaired, t test with CUPED," in done.stdout
+    con = connect(warehouse, read_only=True)
+    rows = comparisons.read(con, "sqlmetrics_comparisons", "online_ab").to_pylist()
+    assert {r["design"] for r in rows} == {"unpaired"} and all(r["theta"] is not None for r in rows)
+    # the whole range pools every user of every day, each with their covariate
+    config = sqlmetrics.reports.load_config(configs[-1])
+    pooled = compare_periods(con, config, periods_between("day", DAYS[0], DAYS[1])).to_pylist()
+    con.close()
+    assert all(r["design"] == "unpaired" and r["variance_reduction"] > 0 for r in pooled)
+    day_users = sum(r["users"] + r["baseline_users"] for r in rows if r["metric"] == "ndcg")
+    assert sum(r["users"] + r["baseline_users"] for r in pooled if r["metric"] == "ndcg@10") == day_users

@@ -1,14 +1,19 @@
-"""The A/B readout of the daily report: is model B really better than model A? From the
+"""The A/B readout of the example reports: is model B really better than model A? From the
 comparisons table that
 
     sqlmetrics report warehouse_examples/daily_report.toml --from 2026-11-01 --to 2026-11-07
+    sqlmetrics report warehouse_examples/online_report.toml --from 2026-11-01 --to 2026-11-07
 
-wrote into the warehouse ([compare] in the config: each day, B against A paired per user, with
-the interval of the difference and a test), print for each metric on how many days B was
-significantly ahead or behind, the latest day, and the whole range with every user of every day
-pooled (one more comparison, computed from the logs: not an average of the days).
+wrote into the warehouse ([compare] in the configs: each day, B against A, with the interval of
+the difference and a test; the daily report pairs the users (both models' lists of every user,
+the shadow comparison), the online one compares each model's own users (the A/B test, unpaired,
+with CUPED)), print for each report and metric on how many days B was significantly ahead or
+behind, the latest day, and the whole range with every user of every day pooled (one more
+comparison, computed from the logs: not an average of the days). Both answers are printed: the
+paired one is biased here, as the events that judge both models were caused by the lists of the
+arm each user was served (README, "Comparing models").
 
-    python warehouse_examples/daily_report.py [--config warehouse_examples/daily_report.toml]
+    python warehouse_examples/daily_report.py [--config daily_report.toml --config online_report.toml]
 """
 
 from __future__ import annotations
@@ -56,11 +61,13 @@ def readout(con, config) -> tuple[pa.Table, str] | None:
             "behind": sum(1 for d in significant if d["delta"] < 0),
             "latest delta": _estimate(r, alpha),
             "whole range delta": _estimate(whole, alpha),
-            "users pooled": whole["users"],
+            "users pooled": whole["users"],  # (unpaired: the system's arm's)
         })  # fmt: skip
+    design = "/".join(sorted({str(d["design"]) for d in days}))
     note = (
         f"{config.name}: each {section.systems[0]} against {', '.join(map(str, section.baseline))}, "
-        f"{section.test} test, {section.confidence:.0%} intervals, "
+        f"{design}, {section.test} test{' with CUPED' if section.covariate else ''}, "
+        f"{section.confidence:.0%} intervals, "
         f"p adjusted ({section.correction or 'none'}); "
         f"ahead/behind: days significantly so; latest day {periods[-1].label}; whole range "
         f"{periods[0].label} to {periods[-1].label}, all users of all days pooled; * p_adjusted < {alpha:.2g}"
@@ -76,13 +83,24 @@ def _estimate(r: dict, alpha: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = Path(__file__).resolve().parent
-    parser.add_argument("--config", default=str(here / "daily_report.toml"))
-    parser.add_argument("--db", help="the warehouse, if not the config's")
+    parser.add_argument(
+        "--config", action="append",
+        help="a report's config (repeat for several) [daily_report.toml and online_report.toml]",
+    )  # fmt: skip
+    parser.add_argument("--db", help="the warehouse, if not the configs'")
     args = parser.parse_args(argv)
-    config = load_config(args.config)
-    warehouse = args.db or config.warehouse
+    for path in args.config or [str(here / "daily_report.toml"), str(here / "online_report.toml")]:
+        status = _readout_of(path, args.db)
+        if status:
+            return status
+    return 0
+
+
+def _readout_of(path: str, db: str | None) -> int:
+    config = load_config(path)
+    warehouse = db or config.warehouse
     if config.compare is None:
-        print(f"{args.config} has no [compare] section", file=sys.stderr)
+        print(f"{path} has no [compare] section", file=sys.stderr)
         return 2
     if not Path(warehouse).exists():
         print(

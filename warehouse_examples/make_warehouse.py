@@ -5,7 +5,10 @@ models' metrics really differ. It is a simulation: each candidate has a hidden a
 each user a hidden activity, so it also knows each policy's true online value. Both models
 score every user's candidates (the one not served runs in shadow), so that they can be compared
 user by user (sqlmetrics.compare pairs the users); each user is shown, and acts on, slates of
-their own arm only.
+their own arm only. The view `served` holds each user's own arm's lists only (the A/B
+test, compared unpaired), `shadow` both models' lists with the arm the user was served
+(served_model): a paired comparison judged by the events of the served lists favours the served
+model (docs/compare.md).
 
     python warehouse_examples/make_warehouse.py --users 5000 --days 7 --db warehouse.duckdb
 
@@ -13,7 +16,8 @@ Tables:
 - users(user_id, model: the arm the user is served, country), items(item_id, popularity);
 - recommendations(day, model, user_id, country, item_id, score): both models' scores of the
   user's 60 candidates of the day (model B's score tracks the hidden affinity more closely);
-- served(day, user_id, arm): the arm whose slate the user was shown that day (users.model);
+- assignment(day, user_id, arm): the arm whose slate the user was shown that day (users.model);
+- views served (recommendations of the user's own arm) and shadow (both arms', with served_model);
 - impressions(day, model, user_id, item_id, score, position, rank, pscore,
   pscore_item_position, pscore_cascade, click, purchase): the slate of 10 the user was shown,
   drawn by the logging policy from the served model's candidates. rank: the served model's
@@ -254,7 +258,7 @@ SELECT item_id, list_transform(range(8), lambda d: CAST(sin(item_id * (d + 1) * 
 FROM items;
 
 -- the arm each user was served each day: users see the slates of their own arm only
-CREATE OR REPLACE TABLE served AS
+CREATE OR REPLACE TABLE assignment AS
 SELECT DISTINCT day, user_id, model AS arm FROM impressions ORDER BY day, user_id;
 
 -- a covariate for CUPED: each user's views in the 7 days before the test (2026-10-25 to
@@ -318,6 +322,14 @@ SELECT DISTINCT user_id, item_id FROM events
 WHERE event_type = 'purchase' AND day = DATE '2026-11-01' + $days - 1;
 CREATE OR REPLACE VIEW history AS
 SELECT user_id, item_id, event_type FROM events WHERE day < DATE '2026-11-01' + $days - 1;
+
+-- what each user was served: their own arm's lists (the A/B test, compared unpaired)
+CREATE OR REPLACE VIEW served AS
+SELECT r.* FROM recommendations r JOIN users u ON u.user_id = r.user_id AND u.model = r.model;
+
+-- both models' lists of every user, with the arm the user was served
+CREATE OR REPLACE VIEW shadow AS
+SELECT r.*, u.model AS served_model FROM recommendations r JOIN users u ON u.user_id = r.user_id;
 """
 
 # the simulation's hidden quantities, kept only for tests (build(..., keep_hidden=True))
@@ -380,7 +392,7 @@ def build(
         con.execute(statement).fetchall()
     counts = {
         t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
-        for t in ("recommendations", "impressions", "events", "ratings")
+        for t in ("recommendations", "impressions", "events", "ratings", "pre_period")
     }
     con.close()
     took = time.perf_counter() - started

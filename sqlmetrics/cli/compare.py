@@ -22,10 +22,13 @@ examples:
       --metrics ndcg@10,recall@20
   sqlmetrics compare recs --db warehouse.duckdb --truth actions --by model --baseline A \\
       --metrics ndcg@10 --test randomization --replicates 10000 --seed 7 --format latex
+  sqlmetrics compare served --db warehouse.duckdb --truth events --by model --baseline A \\
+      --metrics ndcg@10 --design unpaired --covariate pre_period --expected-split A=0.5,B=0.5
 
-Every other system (value of --by) is compared with --baseline, paired per user; rows marked *
-are significant: p_adjusted < 1 - confidence. docs/compare.md defines the pairing, the tests
-and the output's columns.
+Every other system (value of --by) is compared with --baseline: paired per user when the
+systems ranked the same users, as two independent samples when each user saw one arm (an A/B
+test; --design auto tells them apart); rows marked * are significant: p_adjusted < 1 -
+confidence. docs/compare.md defines the designs and the tests.
 """
 
 
@@ -34,7 +37,7 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "compare", help="compare systems with a baseline: deltas, intervals, p-values",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
-        description="Compare every system (value of --by) with --baseline, paired per user.",
+        description="Compare every system (value of --by) with --baseline, paired per user or unpaired.",
     )  # fmt: skip
     # SOURCE, --metrics, --truth, --by, --db, columns, conventions (not --per-user: evaluate's)
     options.add_evaluation_options(parser, per_user=False)
@@ -47,8 +50,22 @@ def register(commands: Any) -> None:
     test.add_argument("--within", type=lambda t: [p.strip() for p in t.split(",") if p.strip()],
                       metavar="COLS", help="compare inside each segment of these columns")  # fmt: skip
     test.add_argument(
-        "--test", choices=("t", "wilcoxon", "randomization", "bootstrap"), default="t",
-        help="paired t-test, Wilcoxon signed rank, sign-flip randomization or bootstrap [t]",
+        "--test", choices=("t", "wilcoxon", "mannwhitney", "randomization", "bootstrap"), default="t",
+        help="t (paired, or Welch's), Wilcoxon signed rank (paired), Mann-Whitney (unpaired), "
+        "randomization or bootstrap [t]",
+    )  # fmt: skip
+    test.add_argument(
+        "--design", choices=("auto", "paired", "unpaired"), default="auto",
+        help="paired per user, or each arm's users as an independent sample; auto: paired when "
+        "the systems share their users, unpaired when no user has values in two arms [auto]",
+    )  # fmt: skip
+    test.add_argument(
+        "--covariate", metavar="INPUT",
+        help="unpaired: CUPED with this input (the user's key column(s) and one numeric column)",
+    )  # fmt: skip
+    test.add_argument(
+        "--expected-split", type=_split, metavar="ARM=SHARE,...",
+        help="unpaired: the expected share of each arm for srm_p_value, e.g. A=0.5,B=0.5 [equal]",
     )  # fmt: skip
     test.add_argument("--confidence", type=float, default=0.95, help="of the intervals [0.95]")
     test.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
@@ -85,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
         "test": args.test, "confidence": args.confidence, "within": args.within,
         "correction": None if args.correction == "none" else args.correction,
         "replicates": args.replicates, "seed": args.seed, "partitions": args.partitions,
-        "progress": args.partitions > 1, **keywords,
+        "progress": args.partitions > 1, "design": args.design,
+        "covariate": options.source_input(args.covariate), "expected_split": args.expected_split,
+        **keywords,
     }  # fmt: skip
     con = options.connection(args)
     try:
@@ -93,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
         table = _compare(con, source, args.metrics, list(values), kw)
     finally:
         con.close()
+    from ..stats.unpaired import srm_warnings
+
+    for warning in srm_warnings(table, args.within or []):
+        print(f"warning: {warning}", file=sys.stderr)
     alpha = 1 - args.confidence
     if fmt == "table":
         _write_text(readable(table, alpha), args.output)
@@ -101,6 +124,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         formats.write(table, fmt, args.output)
     return options.EXIT_OK
+
+
+def _split(text: str) -> dict[str, float]:
+    """--expected-split A=0.5,B=0.5 (an arm of several by columns: its values joined by '|')."""
+    out: dict[Any, float] = {}
+    for part in text.split(","):
+        arm, equals, share = part.partition("=")
+        try:
+            if not equals or not arm.strip():
+                raise ValueError(part)
+            key = tuple(v.strip() for v in arm.split("|"))
+            out[key if len(key) > 1 else key[0]] = float(share)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: give ARM=SHARE pairs separated by commas, e.g. A=0.5,B=0.5"
+            ) from None
+    return out
 
 
 def _compare(con: Any, source: Any, metrics: list[str], values: list[Any], kw: dict) -> pa.Table:
@@ -150,7 +190,10 @@ def readable(table: pa.Table, alpha: float) -> str:
     return text + f"\n* p_adjusted < {alpha:g}"
 
 
-_DETAIL = ("relative_delta", "effect_size", "wins", "ties", "losses", "unpaired_system", "unpaired_baseline")
+_DETAIL = (
+    "relative_delta", "relative_ci_low", "relative_ci_high", "effect_size", "wins", "ties", "losses",
+    "unpaired_system", "unpaired_baseline", "baseline_users", "srm_p_value", "theta", "variance_reduction",
+)  # fmt: skip
 
 
 def _interval(low: float | None, high: float | None) -> str:

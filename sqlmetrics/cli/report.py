@@ -175,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         progress = None if args.quiet else Progress(len(periods), config.name)
         outcomes = run_report(con, config, periods, force=args.force, progress=progress)
+        for warning in (w for o in outcomes for w in o.warnings):
+            print(f"warning: {warning}", file=sys.stderr)
         if not args.quiet:
             print(_summary(config.name, outcomes), file=sys.stderr)
             rows = results_table.read(

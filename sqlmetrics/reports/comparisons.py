@@ -9,29 +9,52 @@ import functools
 import duckdb
 import pyarrow as pa
 
-from ..inputs.identifiers import quote_string
+from ..inputs.identifiers import quote_string, quote_table_name
 from ..names.metric_names import parse_metrics
-from ..stats.compare import OUTPUT
+from ..statement.templates import render
+from ..stats.compare import COUNTS, OUTPUT
 from . import results_table
 from .config import CompareSection, ReportConfig
 from .periods import Period
+from .results_table import ResultsTableError
 
 TEMPLATE = "reports/comparisons_table.sql.j2"
-COLUMNS = {
+STATISTICS = [name for name in OUTPUT if name != "metric"]
+# the columns compare()'s designs added, last in the table (a table of before them is
+# migrated: ensure())
+DESIGN_COLUMNS = (
+    "design", "baseline_users", "relative_ci_low", "relative_ci_high", "srm_p_value", "theta",
+    "variance_reduction",
+)  # fmt: skip
+
+
+def _type(name: str) -> str:
+    return "VARCHAR" if name == "design" else "BIGINT" if name in COUNTS else "DOUBLE"
+
+
+COLUMNS = {  # in the table's order
     "report": "VARCHAR", "period_start": "DATE", "period_end": "DATE",
     "segment": "MAP(VARCHAR, VARCHAR)", "system": "MAP(VARCHAR, VARCHAR)",
     "baseline": "MAP(VARCHAR, VARCHAR)", "metric": "VARCHAR", "k": "INTEGER", "test": "VARCHAR",
-    "confidence": "DOUBLE", "correction": "VARCHAR", "users": "BIGINT",
-    **{name: "DOUBLE" for name in OUTPUT[2:10]}, "effect_size": "DOUBLE",
-    **{name: "BIGINT" for name in OUTPUT[11:]},
+    "confidence": "DOUBLE", "correction": "VARCHAR",
+    **{name: _type(name) for name in STATISTICS if name not in DESIGN_COLUMNS},
     "computed_at": "TIMESTAMP", "sqlmetrics_version": "VARCHAR", "config_hash": "VARCHAR",
+    **{name: _type(name) for name in DESIGN_COLUMNS},
 }  # fmt: skip
-STATISTICS = [name for name in OUTPUT if name != "metric"]
 
 
 def ensure(con: duckdb.DuckDBPyConnection, section: CompareSection) -> None:
-    """Create the comparisons table if it does not exist; refuse a table with other columns."""
-    results_table.ensure(con, section.results_table, TEMPLATE, COLUMNS)
+    """Create the comparisons table if it does not exist; refuse a table with other columns. A
+    table of before compare()'s designs gets their columns (its rows are paired ones)."""
+    try:
+        results_table.ensure(con, section.results_table, TEMPLATE, COLUMNS)
+    except ResultsTableError:
+        quoted = quote_table_name(section.results_table)
+        found = {row[0]: row[1] for row in con.execute(f"DESCRIBE {quoted}").fetchall()}
+        if found != {n: t for n, t in COLUMNS.items() if n not in DESIGN_COLUMNS}:
+            raise
+        con.execute(render("reports/add_compare_designs.sql.j2", {"table": quoted})).fetchall()
+        results_table.ensure(con, section.results_table, TEMPLATE, COLUMNS)
 
 
 def write(config: ReportConfig, result: pa.Table) -> results_table.Write:

@@ -17,7 +17,8 @@ results_table = "sqlmetrics_results"
 [conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, short_lists,
                 # duplicates, truth_duplicates
 [compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
-                # correction, replicates, seed, within, results_table: see CompareSection
+                # correction, replicates, seed, within, results_table, design, covariate,
+                # expected_split = {A = 0.5, B = 0.5}: see CompareSection
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..names.conventions import Conventions
 from ..names.metric_names import parse_metrics, require_means
 from ..names.profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
 from ..stats.compare import check_options
+from ..stats.unpaired import check_design, check_split
 from .periods import parse_unit
 
 if sys.version_info >= (3, 11):
@@ -55,7 +57,12 @@ _TOP = {
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
     "compare",
 }  # fmt: skip
-_COMPARE = {"baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table"}
+_COMPARE = {
+    "baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table",
+    "design", "covariate", "expected_split",
+}  # fmt: skip
+# [compare] keys added after reports existed, with their defaults: in the hash only when set
+_LATER_COMPARE = {"design": "auto", "covariate": None, "expected_split": None}
 _COLUMNS = {"user", "item", "score", "rank", "relevance", "action"}
 _CONVENTIONS = set(KEYWORDS)  # ties, threshold, gain, ...
 # conventions added after reports existed, with their defaults: they enter the hash only when
@@ -89,6 +96,9 @@ class CompareSection:
     replicates: int = 10_000
     seed: int = 0
     results_table: str = DEFAULT_COMPARISONS_TABLE
+    design: str = "auto"
+    covariate: str | None = None  # a table or view of the warehouse, or a Parquet/CSV path
+    expected_split: dict[str, float] | None = None
 
     def options(self) -> dict[str, Any]:
         """sqlmetrics.stats.compare's keywords of the section (by, baseline, test, ...)."""
@@ -101,13 +111,19 @@ class CompareSection:
             "correction": self.correction,
             "replicates": self.replicates,
             "seed": self.seed,
+            "design": self.design,
+            "covariate": self.covariate,
+            "expected_split": self.expected_split,
         }
 
     def decisive(self) -> dict[str, Any]:
-        """What decides the numbers: all but the results table."""
-        return {k: v for k, v in self.options().items() if k != "baseline"} | {
-            "baseline": list(self.baseline)
-        }
+        """What decides the numbers: all but the results table (the keys added later only when
+        set otherwise than their defaults, so that older configs keep their hash)."""
+        return {
+            k: v
+            for k, v in self.options().items()
+            if k != "baseline" and (k not in _LATER_COMPARE or v != _LATER_COMPARE[k])
+        } | {"baseline": list(self.baseline)}
 
 
 @dataclass(frozen=True)
@@ -412,15 +428,25 @@ def _compare_section(
         "seed": section.get("seed", 0),
     }
     table = _text(section, "results_table", source, False, "compare.") or DEFAULT_COMPARISONS_TABLE
+    design = section.get("design", "auto")
+    covariate = _text(section, "covariate", source, False, "compare.") or None
+    split = section.get("expected_split")
     try:
         check_options(**options)
+        check_design(design, options["test"])
+        if split is not None and not isinstance(split, dict):
+            raise ReportConfigError(
+                "expected_split is a table of shares, e.g. expected_split = {A = 0.5, B = 0.5}"
+            )
+        check_split(split, len(systems))
         if quote_table_name(table) == quote_table_name(results_table):
             raise ReportConfigError("compare.results_table must differ from results_table")
     except SqlMetricsError as exc:
         raise ReportConfigError(f"{source}: compare: {exc}") from None
     return CompareSection(
-        baseline=baseline, systems=systems, within=within, results_table=table, **options
-    )
+        baseline=baseline, systems=systems, within=within, results_table=table, design=design,
+        covariate=covariate, expected_split=split, **options,
+    )  # fmt: skip
 
 
 def check_timezone(name: str, where: str = "--timezone") -> str:

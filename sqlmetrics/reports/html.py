@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..stats.unpaired import SRM_ALPHA
 from .charts import line_chart, series_colors
 from .comparisons import flat, stored_periods
 from .config import CompareSection
@@ -44,7 +45,8 @@ svg text { font-size: 11px; fill: #444; stroke: none; } svg .axis-title { fill: 
 svg .line { stroke-width: 2; } svg .point { stroke: none; }
 svg polygon.band { stroke: none; fill-opacity: 0.16; } svg line.band { stroke-width: 6; stroke-opacity: 0.3; }
 svg .zero { stroke: #888; stroke-dasharray: 4 3; }
-td.significant { font-weight: 600; } table.summary { margin-bottom: 12px; }
+p.srm { color: #8a1c1c; font-weight: 600; }
+td.significant { font-weight: 600; } th.group { text-align: center; } table.summary { margin-bottom: 12px; }
 svg .legend-item { cursor: pointer; } svg .legend-item.off { opacity: 0.35; }
 svg .series.off { display: none; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
@@ -310,9 +312,13 @@ def _comparison_parts(
     else:
         sentence = verdict(latest, keys, alpha, baseline, ranges[0])
     correction = section.correction or "no correction"
+    stored = rows.to_pylist()
+    designs = sorted({r["design"] for r in stored if r.get("design")}) or ["paired"]
     return f'<p class="verdict">{escape(sentence)}</p>', [
-        f'<section id="comparisons"><h2>Against {escape(baseline)}: {escape(section.test)} test, '
-        f"{section.confidence:.0%} intervals, p adjusted ({escape(correction)})</h2>",
+        f'<section id="comparisons"><h2>Against {escape(baseline)}: {escape(section.test)} test '
+        f"({escape(', '.join(designs))}), {section.confidence:.0%} intervals, p adjusted "
+        f"({escape(correction)})</h2>",
+        *_srm_flags(stored),
         summary_table(latest, comparison.pooled, keys, alpha, ranges),
         '<div class="charts">',
         *delta_charts(comparison.rows, metrics, baseline, section.confidence, colors, section.test),
@@ -331,6 +337,21 @@ def _colors(
         keys = table.column_names[:segments]
         names += sorted({_segment_name({k: r[k] for k in keys}) for r in table.select(keys).to_pylist()})
     return series_colors(names)
+
+
+def _srm_flags(stored: list[dict]) -> list[str]:
+    """A warning naming the periods whose sample-ratio check fails (srm_p_value < SRM_ALPHA)."""
+    flagged = sorted(
+        {Period(r["period_start"], r["period_end"]) for r in stored
+         if r.get("srm_p_value") is not None and r["srm_p_value"] < SRM_ALPHA}
+    )  # fmt: skip
+    if not flagged:
+        return []
+    return [
+        f'<p class="srm">Sample-ratio mismatch (srm_p_value &lt; {SRM_ALPHA:g}) in '
+        f"{escape(', '.join(p.label for p in flagged))}: the arms' units are not in the expected "
+        "split; check the assignment before reading these comparisons.</p>"
+    ]
 
 
 def render_page(

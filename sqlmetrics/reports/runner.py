@@ -27,6 +27,7 @@ from ..statement.plan import unit_columns
 from ..statement.progress import Progress
 from ..statement.templates import render
 from ..stats.compare import compare
+from ..stats.unpaired import srm_warnings
 from . import comparisons, results_table
 from .config import ReportConfig
 from .periods import Period
@@ -50,6 +51,7 @@ class PeriodOutcome:
     seconds: float
     empty: str | None = None
     comparisons: int = 0  # the rows written to the comparisons table ([compare])
+    warnings: tuple[str, ...] = ()  # e.g. a sample-ratio mismatch of the period's arms
 
 
 def _version() -> str:
@@ -230,7 +232,26 @@ def compare_periods(
     else:
         recs, truth = pooled_inputs(con, config, periods)
     options = {k: v for k, v in config.options().items() if k != "by"}
-    return compare(con, recs, list(config.metrics), truth=truth, **options, **config.compare.options())
+    section = config.compare.options()
+    if section["covariate"] is not None and len(periods) > 1:
+        section["covariate"] = _pooled_covariate(con, config, periods)
+    return compare(con, recs, list(config.metrics), truth=truth, **options, **section)
+
+
+def _pooled_covariate(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
+) -> duckdb.DuckDBPyRelation:
+    """The covariate of several periods pooled: its rows once per period, keyed as the pooled
+    units are ('<period start>|<user>'), so each user of each period keeps their covariate."""
+    assert config.compare is not None and config.compare.covariate is not None
+    source = resolve(con, config.compare.covariate, "covariate", Registrations(con))
+    first = unit_columns(config.columns.get("user", "user_id"))[0]
+    user = col.find_column(source, first, "covariate", "user")
+    slices = [
+        {"sql": f"SELECT * FROM {source.sql}", "start": quote_string(p.start.isoformat())} for p in periods
+    ]
+    sql = render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
+    return con.sql(sql)
 
 
 def run_report(
@@ -313,9 +334,13 @@ def run_report(
                     if compared is not None:
                         writes.append(comparisons.write(config, compared))
                     rows, *compared_rows = results_table.write_period(con, stamp, writes)
+                    warnings = () if compared is None else tuple(
+                        f"{config.name} {period.label}: {w}"
+                        for w in srm_warnings(compared, list(config.compare.within))
+                    )  # fmt: skip
                     outcome = PeriodOutcome(
                         period, "written", rows, time.monotonic() - started,
-                        comparisons=sum(compared_rows),
+                        comparisons=sum(compared_rows), warnings=warnings,
                     )
                     also = f" and {outcome.comparisons} comparisons" if compared is not None else ""
                     note = f"{rows} rows{also} in {outcome.seconds:.1f} s"
