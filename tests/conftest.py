@@ -13,6 +13,11 @@ import duckdb  # noqa: E402
 import pytest  # noqa: E402
 from engines import postgres_server, spark_session, unavailable  # noqa: E402
 
+# scripts the peers' own interpreters run (--doctest-modules would import them here, and
+# obp_run.py puts a stand-in torch into sys.modules, which breaks pyspark's import in the same
+# worker)
+collect_ignore = ["obp_run.py", "recommenders_run.py", "evidently_run.py"]
+
 
 def pytest_xdist_auto_num_workers(config):
     """-n auto (pyproject.toml): a worker per core, at most 4. The Spark tests share one worker

@@ -172,6 +172,26 @@ num_ret = _metric_function("num_ret")
 num_rel = _metric_function("num_rel")
 num_rel_ret = _metric_function("num_rel_ret")
 judged = _metric_function("judged")
+# the rest of trec_eval's all_trec, ERR and RBP
+gm_bpref = _metric_function("gm_bpref")
+infAP = _metric_function("infAP")  # noqa: N816 - trec_eval's name
+Rprec_mult = _metric_function("Rprec_mult")  # noqa: N816 - trec_eval's name
+utility = _metric_function("utility")
+binG = _metric_function("binG")  # noqa: N816 - trec_eval's name
+G = _metric_function("G")  # noqa: N816 - trec_eval's name
+ndcg_rel = _metric_function("ndcg_rel")
+Rndcg = _metric_function("Rndcg")  # noqa: N816 - trec_eval's name
+relative_P = _metric_function("relative_P")  # noqa: N816 - trec_eval's name
+set_relative_P = _metric_function("set_relative_P")  # noqa: N816 - trec_eval's name
+set_map = _metric_function("set_map")
+num_nonrel_judged_ret = _metric_function("num_nonrel_judged_ret")
+rbp = _metric_function("rbp")
+rbp_resid = _metric_function("rbp_resid")
+rbp_gain = _metric_function("rbp_gain")
+err = _metric_function("err")
+nerr = _metric_function("nerr")
+unj = _metric_function("unj")
+relstring = _metric_function("relstring")
 
 # beyond accuracy: the same keyword arguments, plus history=, catalog=, item_features=
 fcp = _metric_function("fcp")
