@@ -102,3 +102,11 @@ def bootstrap(units, d, seed: int, replicates: int, confidence: float, buckets: 
     p = min(1.0, 2 * (1 + min(np.count_nonzero(s <= 0), np.count_nonzero(s >= 0))) / (1 + len(s)))
     lo, hi = np.quantile(delta, [(1 - confidence) / 2, (1 + confidence) / 2])
     return p, lo, hi
+
+
+# The fixed scale 2^32 that the unpaired design's replicates still use (docs/compare.md: q = v *
+# 2^32 rounded); the paired replicates scale per comparison (above).
+def quantize_fixed(d: np.ndarray) -> np.ndarray:
+    # round half away from zero, as the engines' round() does
+    return (np.sign(d) * np.floor(np.abs(d) * 2.0**32 + 0.5)).astype(np.int64)
+

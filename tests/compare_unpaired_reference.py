@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.compare_reference import fmix32, poisson_weights, quantize, unit_hash
+from tests.compare_reference import fmix32, poisson_weights, unit_hash
+from tests.compare_reference import quantize_fixed as quantize
 
 
 def permutation_p(units1, x, units0, y, seed: int, replicates: int) -> float:

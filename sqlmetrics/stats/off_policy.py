@@ -517,6 +517,7 @@ def _bootstrap(engine: Any, context: dict[str, Any], table: pa.Table, segments: 
                   for i, u in enumerate(context["unit"])],
         "metrics": [{"column": "_t", "bound": 20}],
         "test": "bootstrap", "replicates": replicates, "seed": seed,
+        "unpaired_test": None, "design_gate": False, "covariate": None,  # (compare()'s paired design)
         "digit_places": digit_places(replicates), "poisson_thresholds": poisson_thresholds(),
         "bootstrap_buckets": draws.BOOTSTRAP_BUCKETS,
         "quantiles": [("lo", repr((1 - confidence) / 2)), ("hi", repr((1 + confidence) / 2))],
