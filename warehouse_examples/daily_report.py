@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from sqlmetrics.reports import connect, load_config
 from sqlmetrics.reports.comparisons import flat, read, stored_periods
-from sqlmetrics.reports.formats import text_table
+from sqlmetrics.reports.formats import p_text, text_table
 from sqlmetrics.reports.runner import compare_periods
 
 
@@ -77,7 +77,9 @@ def readout(con, config) -> tuple[pa.Table, str] | None:
 
 def _estimate(r: dict, alpha: float) -> str:
     mark = " *" if r["p_adjusted"] is not None and r["p_adjusted"] < alpha else ""
-    return f"{r['delta']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] p={r['p_adjusted']:.2g}{mark}"
+    p = p_text(r["p_adjusted"], ".2g")  # "< 1e-300" where the p-value underflows to 0
+    p = p if p.startswith("<") else f"={p}"
+    return f"{r['delta']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] p{p}{mark}"
 
 
 def main(argv: list[str] | None = None) -> int:
