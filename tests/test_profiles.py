@@ -438,7 +438,7 @@ def test_grouped_metrics_per_user_by_and_sql_agree():
     text = sqlmetrics.sql(con, "recs", metrics, truth="truth", by="model", profile="recommenders")
     assert con.execute(text).fetchall() == [tuple(row.values()) for row in means.to_pylist()]
     compared = sqlmetrics.compare(
-        con, r, metrics, truth=t, by="model", baseline="A", profile="recommenders", test="t"
+        con, r, metrics, truth=t, by="model", baseline="A", profile="recommenders", test="t", design="paired"
     ).to_pylist()
     assert [row["metric"] for row in compared] == metrics
     assert compared[1]["users"] == len({u for u, _, _ in truth})  # ndcg pairs every truth user

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..inputs.sources import Input
+from ..names.conventions import CHOICES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,6 +53,8 @@ def inputs(
 INPUTS: tuple[inspect.Parameter, ...] = tuple(inspect.signature(inputs).parameters.values())
 NAMES: tuple[str, ...] = tuple(p.name for p in INPUTS)
 DEFAULTS: dict[str, Any] = {p.name: p.default for p in INPUTS}
+# the conventions among them (a profile's defaults, which a keyword given overrides)
+CONVENTION_KEYWORDS = (*CHOICES, "threshold")
 
 
 def takes_inputs(*, last: Sequence[str] = ()) -> Callable[[F], F]:

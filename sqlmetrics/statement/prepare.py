@@ -4,7 +4,7 @@ evaluate(), sql() and compare() all start here."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..inputs.sources import Input, Source
@@ -14,72 +14,44 @@ from ..names.profiles import conventions_by_metric
 from .convention_groups import GROUPED_TEMPLATE, grouped_context
 from .dialects import from_item
 from .dialects import get as get_dialect
+from .keywords import CONVENTION_KEYWORDS, takes_inputs
 from .plan import ColumnNames, build_context
 
 
+@takes_inputs()
 def prepare(
     engine: Any,
     recs: Input,
     metrics: str | Sequence[str],
     *,
-    truth: Input | None,
     by: str | Sequence[str] | None,
     per_user: bool,
-    user: str | Sequence[str],
-    item: str,
-    score: str,
-    rank: str | None,
-    relevance: str | Mapping[str, float] | None,
-    action: str | None,
-    ties: str | None,
-    threshold: float | str | None,
-    gain: str | None,
-    empty: str | None,
-    missing: str | None,
-    ap_denominator: str | None,
-    duplicates: str | None,
-    truth_duplicates: str | None = None,
-    short_lists: str | None = None,
-    profile: str | None = None,
-    history: Input | None = None,
-    catalog: Input | None = None,
-    item_features: Input | None = None,
-    features: str = "features",
     dialect: str | None = None,
+    **inputs: Any,
 ) -> tuple[str, dict[str, Any], Source, Source | None, list[Source]]:
+    """The template and its context for a call's keywords (statement/keywords.py's, complete)."""
     # the engine's own dialect, unless sql() renders for another (engines.Described has none)
     dialect = get_dialect(dialect or engine.dialect or "duckdb").name
     requested = parse_metrics(metrics)
-    explicit = {
-        "ties": ties, "threshold": threshold, "gain": gain, "empty": empty, "missing": missing,
-        "ap_denominator": ap_denominator, "duplicates": duplicates,
-        "truth_duplicates": truth_duplicates, "short_lists": short_lists,
-    }  # fmt: skip
+    explicit = {name: inputs[name] for name in CONVENTION_KEYWORDS}
     # the metrics that share their conventions, in the order requested (one group unless a
     # profile gives a metric conventions of its own: Microsoft Recommenders' ndcg)
     convention_groups: dict[Conventions, list[RequestedMetric]] = {}
     # or a peer's name carries its own: "P(rel=2)@5", ranx's "ndcg@10-l2"; peer_names.py)
     per_metric = conventions_by_metric(
-        profile, explicit, [m.name for m in requested], [dict(m.overrides) for m in requested]
+        inputs["profile"], explicit, [m.name for m in requested], [dict(m.overrides) for m in requested]
     )
     for m, conventions in zip(requested, per_metric, strict=True):
         convention_groups.setdefault(conventions, []).append(m)
     groups = [by] if isinstance(by, str) else list(by or [])
-    names = ColumnNames(
-        user=user,
-        item=item,
-        score=score,
-        rank=rank,
-        relevance=relevance,
-        action=action,
-        features=features,
-    )
+    names = ColumnNames.of(inputs)
     recs_source = engine.resolve(recs, "recs")
+    truth = inputs["truth"]
     truth_source = None if truth is None else engine.resolve(truth, "truth")
     # beyond-accuracy inputs: accepted in every form recs and truth are
     extra = {
         role: engine.resolve(obj, role)
-        for role, obj in (("history", history), ("catalog", catalog), ("item_features", item_features))
+        for role, obj in ((role, inputs[role]) for role in ("history", "catalog", "item_features"))
         if obj is not None
     }
     if dialect != engine.dialect:  # sql(dialect=...): the inputs named in the target dialect
