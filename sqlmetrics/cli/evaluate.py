@@ -45,7 +45,6 @@ examples:
 """
 
 
-
 def register(commands: Any) -> None:
     """Add the `evaluate` subcommand to the `sqlmetrics` parser's subcommands."""
     evaluate = commands.add_parser(

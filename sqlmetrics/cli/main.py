@@ -81,7 +81,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default sys.argv[1:]); returns the exit status.
 

@@ -81,7 +81,6 @@ examples:
 """
 
 
-
 def register(commands: Any) -> None:
     """Add the `report` subcommand to the `sqlmetrics` parser's subcommands."""
     report = commands.add_parser(

@@ -24,7 +24,6 @@ examples:
 """
 
 
-
 def register(commands: Any) -> None:
     """Add the `sql` subcommand to the `sqlmetrics` parser's subcommands."""
     sql = commands.add_parser(
