@@ -300,3 +300,60 @@ def log_arrays(impressions: list[dict], target: list[dict], ties: str = "item_de
         # position (the term is multiplied by 0 wherever the prefix does not match)
         "q_e": q_dm, "q_dm": q_dm,
     }
+
+
+# --- Part 4: one target against another (baseline=) ----------------------------------------
+
+
+def paired(t: np.ndarray, base: np.ndarray, confidence: float = 0.95) -> dict:
+    """The comparison columns of off_policy(baseline=...) for one segment and estimator, from the
+    two per-unit terms on the same units (unit_terms(), in the same unit order): the difference
+    of the means, the t interval of the differences D_i = t_i - base_i (for the self-normalized
+    forms, the linearised terms': the delta method of the difference) and the paired t-test's p
+    (scipy.stats.ttest_rel; 1 when every difference is 0)."""
+    d = t - base
+    n = len(d)
+    row = {"baseline_value": float(base.mean()), "delta": float(d.mean()),
+           "delta_ci_low": None, "delta_ci_high": None, "p_value": None}
+    if n >= 2:
+        sd = d.std(ddof=1)
+        half = stats.t.ppf((1 + confidence) / 2, n - 1) * sd / math.sqrt(n)
+        row.update(delta_ci_low=float(d.mean() - half), delta_ci_high=float(d.mean() + half))
+        row["p_value"] = float(stats.ttest_rel(t, base).pvalue) if sd > 0 else (1.0 if d.mean() == 0 else 0.0)
+    return row
+
+
+def random_ranking(rng: np.random.Generator, impressions: list[dict], items: int) -> list[dict]:
+    """Another deterministic target ranking of each logged unit: some of its items on a coarse
+    grid of scores (ties), with a predicted reward each."""
+    rows = []
+    for u in sorted({r["user_id"] for r in impressions}):
+        for item in rng.permutation(items)[: rng.integers(1, items + 1)]:
+            rows.append({"user_id": u, "item_id": int(item), "score": float(rng.integers(0, 3)),
+                         "predicted": float(rng.uniform(0, 1))})
+    return rows
+
+
+def add_stochastic_target(rng: np.random.Generator, impressions: list[dict], items: int, prefix: str) -> None:
+    """Another stochastic target's exact Plackett-Luce propensities of each logged slate (and an
+    expected predicted reward per position), as columns <prefix>_pscore, <prefix>_pscore_item_position,
+    <prefix>_pscore_cascade, <prefix>_predicted of the impressions rows."""
+    slates: dict = {}
+    for r in impressions:
+        slates.setdefault(r["user_id"], []).append(r)
+    for rows in slates.values():
+        rows.sort(key=lambda r: r["position"])
+        slate = tuple(r["item_id"] for r in rows)
+        e_slate, e_ip, e_c = exact_propensities(rng.normal(size=items), slate, len(slate))
+        for k, r in enumerate(rows):
+            r.update({f"{prefix}_pscore": e_slate, f"{prefix}_pscore_item_position": e_ip[k],
+                      f"{prefix}_pscore_cascade": e_c[k], f"{prefix}_predicted": float(rng.uniform(0, 1))})
+
+
+def stochastic_arrays_of(impressions: list[dict], prefix: str) -> dict:
+    """stochastic_arrays() of the target whose columns add_stochastic_target() wrote."""
+    renamed = [{**r, "target_pscore": r[f"{prefix}_pscore"],
+                "target_pscore_item_position": r[f"{prefix}_pscore_item_position"],
+                "target_pscore_cascade": r[f"{prefix}_pscore_cascade"],
+                "target_predicted": r[f"{prefix}_predicted"]} for r in impressions]
+    return stochastic_arrays(renamed)

@@ -301,7 +301,7 @@ def test_baseline_is_the_paired_comparison_of_per_unit_terms(seed):
         assert close(r["delta_ci_low"], d.mean() - half) and close(r["delta_ci_high"], d.mean() + half)
         assert close(r["p_value"], stats.ttest_rel(t, base).pvalue), e
     assert rows["logging"]["delta"] is None and rows["logging"]["baseline"] == "logging"
-    with pytest.raises(ConventionError, match="baseline='A'"):
+    with pytest.raises(sqlmetrics.UnknownTableError, match="^baseline='A' is neither an estimator"):
         off_policy(duckdb.connect(), small_log(), ["iips"], target=TARGET, baseline="A")
 
 

@@ -50,3 +50,13 @@ def test_readable_table_and_one_line_errors(db, capsys):
     assert err.startswith("sqlmetrics: unknown estimator 'ips'") and err.count("\n") == 1
     assert main(["off-policy", "impressions", "--db", db, "--estimators", "iips", "--pscore-item-position",
                  "pscore_cascade", "--target", "target", "--position-weights", "x"]) == 2
+
+
+@pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
+def test_baseline_another_target(db, capsys):
+    """--baseline SOURCE: another target ranking, as off_policy(baseline=) takes it."""
+    status = main(["off-policy", "impressions", "--db", db, "--target", "target",
+                   "--estimators", "iips,sniips", "--baseline", "target", "--format", "json"])
+    assert status == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [(r["baseline"], r["delta"], r["p_value"]) for r in printed] == [("target", 0.0, 1.0)] * 2

@@ -12,6 +12,8 @@ _EPILOG = """\
 examples:
   sqlmetrics off-policy ope_impressions --db warehouse.duckdb --target "ope_recs_b" \\
       --rewards ope_clicks --estimators iips,sniips,rips,snrips --baseline logging
+  sqlmetrics off-policy ope_impressions --db warehouse.duckdb --target ope_target_b \
+      --rewards ope_clicks --estimators iips,sniips --baseline ope_target_a
   sqlmetrics off-policy impressions.parquet --target-pscore-item-position e_pip \\
       --estimators iips,sniips --position-weights dcg --clip 100 --format csv
 
@@ -51,7 +53,9 @@ def register(commands: Any) -> None:
                         help="wait this long for another process writing the --db file [0]")  # fmt: skip
     est = parser.add_argument_group("estimates")
     est.add_argument("--confidence", type=float, default=0.95, help="of the intervals [0.95]")
-    est.add_argument("--baseline", help="compare every estimate with this one (e.g. logging)")
+    est.add_argument("--baseline", metavar="NAME|SOURCE",
+                     help="compare every estimate with this estimator's (e.g. logging), or with the "
+                     "same estimator's estimate of another target ranking (a SOURCE like --target)")
     est.add_argument("--test", choices=("t", "bootstrap"), default="t",
                      help="the intervals: t, or compare()'s bucketed Poisson bootstrap [t]")  # fmt: skip
     est.add_argument("--replicates", type=int, default=10_000, help="bootstrap draws [10000]")

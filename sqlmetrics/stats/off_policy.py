@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Real
@@ -19,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..engines import for_connection
-from ..errors import ConventionError, InvalidDataError, MissingColumnError, SqlMetricsError
+from ..errors import ConventionError, InvalidDataError, MissingColumnError, SqlMetricsError, UnknownTableError
 from ..inputs import columns as col
 from ..inputs.sources import Input, Source
 from ..statement.dialects import from_item
@@ -61,7 +62,7 @@ def off_policy(
     rewards: Input | None = None,
     by: str | Sequence[str] | None = None,
     confidence: float = 0.95,
-    baseline: str | None = None,
+    baseline: str | Input | Mapping[str, str] | None = None,
     test: str = "t",
     replicates: int = 10_000,
     seed: int = 0,
@@ -107,8 +108,12 @@ def off_policy(
     (1 / log2(position + 1)) or a list (position 1 first; 0 beyond it): the value is the sum
     of weighted rewards. clip: cap every importance weight at this value.
     by: columns of the impressions whose values are segments (constant within a unit).
-    baseline: an estimator (e.g. "logging") every other row is compared with on the same units:
-    adds baseline, baseline_value, delta, delta_ci_low, delta_ci_high and p_value (paired t).
+    baseline: an estimator (e.g. "logging") every other row is compared with on the same units,
+    or another target, in the forms target= takes (a ranking: a table or view name, a file,
+    a relation, a DataFrame, an Arrow table; a stochastic target: a mapping of the target_*
+    keywords to its columns of the impressions), whose estimate by each estimator each row is
+    compared with: adds baseline, baseline_value, delta, delta_ci_low, delta_ci_high and
+    p_value (the paired comparison of the per-unit terms, compare()'s t or bootstrap).
     test: "t" (the default) or "bootstrap": the intervals (and p) from compare()'s bucketed
     Poisson bootstrap of the units, `replicates` draws from `seed`.
 
@@ -129,18 +134,39 @@ def off_policy(
     [('iips', 1.0, 2), ('logging', 1.0, 2)]
     """
     options = {k: v for k, v in locals().items() if k not in ("con", "impressions", "estimators")}
+    estimator, other, label = _baseline(baseline)
+    options["baseline"] = estimator
     engine = for_connection(con, describe_only=False)
     try:
         context, keys, imp_position, wanted, segments = _context(
             engine, engine.dialect, impressions, estimators, options
         )
-        _raise_problem(engine.run(render("off_policy/checks.sql.j2", context)), keys, imp_position)
+        other_context = None
+        if other is not None:  # the baseline target's own statement context, checked the same way
+            try:
+                other_context = _context(engine, engine.dialect, impressions, wanted,
+                                         {**options, **other, "target_role": "baseline"})[0]  # fmt: skip
+            except UnknownTableError as exc:
+                if not isinstance(baseline, str):
+                    raise
+                raise UnknownTableError(
+                    f"baseline={baseline!r} is neither an estimator ({', '.join(ESTIMATORS)}) nor "
+                    f"a target ranking: {exc}"
+                ) from None
+        for checked in (context, other_context):
+            if checked is not None:
+                role = "target" if checked is context else "baseline"
+                found = engine.run(render("off_policy/checks.sql.j2", checked))
+                _raise_problem(found, keys, imp_position, role)
         result = with_exact_sums(
             lambda form: engine.run(render("off_policy/off_policy.sql.j2", {**context, "exact_sums": form}))
         )
-        table = _table(result, wanted, segments, confidence, baseline)
+        table = _table(result, wanted, segments, confidence, estimator)
         if test == "bootstrap":
-            table = _bootstrap(engine, context, table, segments, baseline, confidence, replicates, seed)
+            table = _bootstrap(engine, context, table, segments, estimator, confidence, replicates, seed)
+        if other_context is not None:
+            table = _against_target(engine, context, other_context, table, segments, label,
+                                    test, confidence, replicates, seed)  # fmt: skip
     finally:
         engine.release()
     return table
@@ -176,6 +202,11 @@ def off_policy_sql(
     unknown = sorted(set(options) - set(defaults))
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    if _baseline(options.get("baseline"))[1] is not None:
+        raise ConventionError(
+            "off_policy_sql(): baseline= another target is compared by a statement of its own "
+            "(off_policy() runs it); give off_policy_sql() each target as target= for its sums"
+        )
     engine = for_connection(con)
     try:
         name = get_dialect(dialect or engine.dialect or "duckdb").name
@@ -194,14 +225,8 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
     if o.test not in ("t", "bootstrap"):
         raise ConventionError(f"test={o.test!r}: the intervals are 't' (the default) or 'bootstrap'")
     check_options(o.test, o.confidence, None, o.replicates, o.seed)
-    if o.baseline is not None:
-        if o.baseline not in ESTIMATORS:
-            raise ConventionError(
-                f"baseline={o.baseline!r}: the estimate each row is compared with is one of "
-                f"{', '.join(ESTIMATORS)} (e.g. 'logging', the serving policy's own value)"
-            )
-        if o.baseline not in wanted:
-            wanted.append(o.baseline)
+    if o.baseline is not None and o.baseline not in wanted:
+        wanted.append(o.baseline)
     _check_options(o.confidence, o.clip, o.ties, o.truth_duplicates)
     if o.target is None and o.target_pscore is None and o.target_pscore_item_position is None\
             and o.target_pscore_cascade is None and any(KIND[e] for e in wanted):
@@ -282,7 +307,7 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
                 f"ties={o.ties!r}: a target ranking must be deterministic; ties= orders equal "
                 "scores by the item: 'item_desc', 'item_asc' or 'trec_eval'"
             )
-        tgt, t_keys, t_item = keyed(o.target, "target")
+        tgt, t_keys, t_item = keyed(o.target, getattr(o, "target_role", "target"))
         if o.rank is not None:
             key_sql = f"-{numeric(tgt, o.rank, 'target', 'rank')}"
         else:
@@ -366,6 +391,32 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
     return context, keys, imp_position, wanted, segments
 
 
+TARGET_KEYWORDS = ("target_pscore", "target_pscore_item_position", "target_pscore_cascade",
+                   "target_predicted_reward")  # fmt: skip
+
+
+def _baseline(baseline: Any) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    """baseline= split: (an estimator's name, or None; another target as the keywords of
+    off_policy() that give it, or None; the name the output's baseline column gives it).
+    A string is an estimator's name when it is one, else a table, view or file of a ranking."""
+    if baseline is None:
+        return None, None, None
+    if isinstance(baseline, str) and baseline in ESTIMATORS:
+        return baseline, None, baseline
+    cleared = {"target": None, **dict.fromkeys(TARGET_KEYWORDS)}
+    if isinstance(baseline, Mapping):
+        unknown = sorted(set(baseline) - set(TARGET_KEYWORDS))
+        if unknown or not baseline:
+            raise ConventionError(
+                f"baseline= as a mapping gives a stochastic target's columns: its keys are "
+                f"{', '.join(TARGET_KEYWORDS)}; got {sorted(baseline)!r}"
+            )
+        return None, {**cleared, **baseline}, "baseline"
+    if isinstance(baseline, str | os.PathLike):
+        return None, {**cleared, "target": baseline}, str(baseline)
+    return None, {**cleared, "target": baseline}, "baseline"
+
+
 _WHAT = {"s": "the whole shown slate", "ip": "the item at its position",
          "c": "the items from the top down to the position"}  # fmt: skip
 
@@ -413,8 +464,9 @@ def _position_weights(position_weights: str | Sequence[float]) -> dict[str, Any]
     return {"kind": "list", "values": [repr(float(v)) for v in values]}
 
 
-def _raise_problem(found: pa.Table, keys: list[str], position: str) -> None:
-    """A one-line error for the first problem the checks found (sql/off_policy/checks.sql.j2)."""
+def _raise_problem(found: pa.Table, keys: list[str], position: str, role: str = "target") -> None:
+    """A one-line error for the first problem the checks found (sql/off_policy/checks.sql.j2);
+    role: how the target's problems name it ("baseline" for baseline= another target)."""
     if found.num_rows == 0:
         return
     row = found.to_pylist()[0]
@@ -429,8 +481,9 @@ def _raise_problem(found: pa.Table, keys: list[str], position: str) -> None:
             f"(0, 1] ({', '.join(users)} divide by it)"
         )
     if kind.startswith("e:"):
+        whose = "a baseline target" if role == "baseline" else "a target"
         raise InvalidDataError(
-            f"impressions: {kind[2:]} = {row['_value']} for {at}: a target propensity must be in [0, 1]"
+            f"impressions: {kind[2:]} = {row['_value']} for {at}: {whose} propensity must be in [0, 1]"
         )
     messages = {
         "position": f"impressions: position {row['_pos']} for {unit}: positions start at 1",
@@ -439,7 +492,7 @@ def _raise_problem(found: pa.Table, keys: list[str], position: str) -> None:
         "item": f"impressions: an item is shown twice in the slate of {unit}",
         "rewards": f"rewards: two rows for one item of {unit} (an event log? "
         "truth_duplicates='max' counts the highest grade, 'sum' adds the grades up)",
-        "target": f"target: an item of {unit} has two rows or a NULL score",
+        "target": f"{role}: an item of {unit} has two rows or a NULL score",
     }
     if kind.startswith("slate:"):
         raise InvalidDataError(
@@ -509,20 +562,7 @@ def _bootstrap(engine: Any, context: dict[str, Any], table: pa.Table, segments: 
     and whose one metric is the per-unit term: each value against a system of zeros, each delta
     against the baseline estimator."""
     dialect = get_dialect(context["dialect"])
-    base = {
-        "dialect": dialect.name,
-        "within": [{"alias": f"_w{i}", "name": g["alias"], "is_text": False}
-                   for i, g in enumerate(context["segments"])],
-        "units": [{"alias": "_unit" if i == 0 else f"_unit{i}", "name": u["alias"]}
-                  for i, u in enumerate(context["unit"])],
-        "metrics": [{"column": "_t", "bound": 20}],
-        "test": "bootstrap", "replicates": replicates, "seed": seed,
-        "unpaired_test": None, "design_gate": False, "covariate": None,  # (compare()'s paired design)
-        "digit_places": digit_places(replicates), "poisson_thresholds": poisson_thresholds(),
-        "bootstrap_buckets": draws.BOOTSTRAP_BUCKETS,
-        "quantiles": [("lo", repr((1 - confidence) / 2)), ("hi", repr((1 + confidence) / 2))],
-        "small_sample": significance.SMALL_SAMPLE,
-    }  # fmt: skip
+    base = _compare_context(dialect, context, "bootstrap", confidence, replicates, seed)
 
     def against(system: str) -> dict[tuple, dict]:
         literal = dialect.quote_string(system)
@@ -553,6 +593,71 @@ def _bootstrap(engine: Any, context: dict[str, Any], table: pa.Table, segments: 
             for name, source in pairs:
                 columns[name][j] = None if compared is None else compared[source]
     return pa.table({name: pa.array(v, type=table.schema.field(name).type) for name, v in columns.items()})
+
+
+def _compare_context(dialect: Any, context: dict[str, Any], test: str, confidence: float,
+                     replicates: int, seed: int, within: Sequence[str] = ()) -> dict[str, Any]:
+    """compare()'s statement context (sql/compare/, its paired design) over off_policy()'s
+    per-unit terms (the one metric _t): within the segments and the `within` columns of the
+    per-unit rows, the units the log's."""
+    names = [g["alias"] for g in context["segments"]] + list(within)
+    return {
+        "dialect": dialect.name,
+        "within": [{"alias": f"_w{i}", "name": name, "is_text": name in within}
+                   for i, name in enumerate(names)],
+        "units": [{"alias": "_unit" if i == 0 else f"_unit{i}", "name": u["alias"]}
+                  for i, u in enumerate(context["unit"])],
+        "metrics": [{"column": "_t", "bound": 20}],
+        "test": test, "replicates": replicates, "seed": seed,
+        "unpaired_test": None, "design_gate": False, "covariate": None,  # (compare()'s paired design)
+        "digit_places": digit_places(replicates), "poisson_thresholds": poisson_thresholds(),
+        "bootstrap_buckets": draws.BOOTSTRAP_BUCKETS,
+        "quantiles": [("lo", repr((1 - confidence) / 2)), ("hi", repr((1 + confidence) / 2))],
+        "small_sample": significance.SMALL_SAMPLE,
+    }  # fmt: skip
+
+
+def _against_target(engine: Any, context: dict[str, Any], other: dict[str, Any], table: pa.Table,
+                    segments: list[str], label: str | None, test: str, confidence: float,
+                    replicates: int, seed: int) -> pa.Table:
+    """baseline= another target: each estimate against the same estimator's estimate of the
+    baseline target on the same units, by compare()'s paired comparison (sql/compare/) of the
+    two targets' per-unit terms (sql/off_policy/two_targets.sql.j2): the difference of the
+    values, the t interval of the per-unit differences (for the self-normalized forms, of
+    their linearised terms: the delta method) or the bootstrap's, and p."""
+    dialect = get_dialect(context["dialect"])
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    for name in COMPARED:
+        columns[name] = [None] * table.num_rows
+    if table.num_rows:
+        base = _compare_context(dialect, context, test, confidence, replicates, seed, ["_est"])
+        systems = [{"alias": "_s0", "name": "_pol", "is_text": True,
+                    "baseline": dialect.quote_string("baseline")}]  # fmt: skip
+
+        def run(form: str) -> pa.Table:
+            forms = {"exact_sums": form, "per_unit": True}
+            per_unit = render("off_policy/two_targets.sql.j2", {
+                "target_sql": render("off_policy/off_policy.sql.j2", {**context, **forms}).rstrip("\n"),
+                "baseline_sql": render("off_policy/off_policy.sql.j2", {**other, **forms}).rstrip("\n"),
+            })  # fmt: skip
+            statement = {**base, **forms, "systems": systems, "per_user_sql": per_unit.rstrip("\n")}
+            return engine.run(render("compare/compare.sql.j2", statement))
+
+        rows = compare_table(with_exact_sums(run), [SimpleNamespace(label="value")], [*segments, "_est"],
+                             ["_pol"], ("baseline",), test, confidence, None)  # fmt: skip
+        found = {(*[r[s] for s in segments], r["_est"]): r for r in rows.to_pylist()}
+        for j, row in enumerate(table.to_pylist()):
+            compared = found[(*[row[s] for s in segments], row["estimator"])]
+            columns["baseline"][j] = label
+            columns["baseline_value"][j] = compared["baseline_mean"]
+            columns["delta"][j] = compared["delta"]
+            columns["delta_ci_low"][j] = compared["ci_low"]
+            columns["delta_ci_high"][j] = compared["ci_high"]
+            columns["p_value"][j] = compared["p_value"]
+    types = {"baseline": pa.string()}
+    return pa.table({name: pa.array(values, type=table.schema.field(name).type if name in table.column_names
+                                    else types.get(name, pa.float64()))
+                     for name, values in columns.items()})  # fmt: skip
 
 
 def _compare(out: dict[str, list], r: dict, n: int, wanted: list[str], i: int, baseline: str | None,
