@@ -54,12 +54,16 @@ CONFIG (TOML; relative paths are relative to the working directory):
   [compare]                             # optional: each period, every model against a baseline
   baseline = "A"                        #   (test, confidence, correction = "holm" or "none",
                                         #   replicates, seed, within, results_table)
+  [off_policy]                          # optional: each period, off-policy estimates of each
+  impressions = "impressions"           #   target (target, target_by, baseline, estimators,
+  reward = "click"                      #   rewards, user, by, confidence, ...: docs/reports.md)
 
 The results table has one row per (report, period, segment, metric): report, period_start,
 period_end, segment (a MAP of the by-columns' values), metric, k, value, users, computed_at,
 sqlmetrics_version, config_hash, ci_low, ci_high (with [compare]). With [compare], each
 period's comparisons go to their own table (default sqlmetrics_comparisons) in the same
-transaction, and --html charts the deltas. One process writes a DuckDB file at a time: a second run
+transaction, and --html charts the deltas; with [off_policy], the off-policy estimates (default
+sqlmetrics_off_policy), charted with their intervals. One process writes a DuckDB file at a time: a second run
 fails at once with a clear message, or waits up to --wait seconds.
 
 exit status:
@@ -197,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
             }
             page = html.render_page(
                 config.name, rows, labels, curve_tables, latest, len(config.by), details,
-                _comparison(con, config),
+                _comparison(con, config), _estimates(con, config),
             )  # fmt: skip
             html.write_page(args.html, page)
             if not args.quiet:
@@ -226,6 +230,17 @@ def _comparison(con: duckdb.DuckDBPyConnection, config: Any) -> Any:
     except SqlMetricsError as exc:  # the sources no longer hold the range (retention), say
         return html.Comparison(rows, None, config.compare, f"not computed: {options.one_line(exc)}")
     return html.Comparison(rows, pooled, config.compare)
+
+
+def _estimates(con: duckdb.DuckDBPyConnection, config: Any) -> Any:
+    """The page's off-policy estimates: the stored ones."""
+    from ..reports import html
+    from ..reports import off_policy as estimates
+
+    if config.off_policy is None:
+        return None
+    section = config.off_policy
+    return html.OffPolicy(estimates.read(con, section.results_table, config.name), section)
 
 
 def _print_comparisons(con: duckdb.DuckDBPyConnection, config: Any, periods: list) -> None:

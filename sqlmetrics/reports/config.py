@@ -19,6 +19,10 @@ results_table = "sqlmetrics_results"
 [compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
                 # correction, replicates, seed, within, results_table, design, covariate,
                 # expected_split = {A = 0.5, B = 0.5}: see CompareSection
+[off_policy]    # impressions = "impressions" (required), target, target_by, baseline, estimators,
+                # rewards, reward, action, grades, relevance, user, by, confidence, test,
+                # replicates, seed, position_weights, clip, time_column, results_table, and
+                # [off_policy.columns] (item, position, pscore, ...): see OffPolicySection
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from ..names.conventions import Conventions
 from ..names.metric_names import parse_metrics, require_means
 from ..names.profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
 from ..stats.compare import check_options
+from ..stats.off_policy import DEFAULT_ESTIMATORS, ESTIMATORS, _check_options, _estimators, _position_weights
 from ..stats.unpaired import check_design, check_split
 from .periods import parse_unit
 
@@ -55,7 +60,7 @@ class ReportConfigError(SqlMetricsError):
 _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
-    "compare",
+    "compare", "off_policy",
 }  # fmt: skip
 _COMPARE = {
     "baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table",
@@ -71,6 +76,17 @@ _LATER = {"truth_duplicates": "error", "short_lists": "pad"}
 _PROFILE = "profile"  # [conventions] profile = "recommenders": another tool's conventions
 DEFAULT_RESULTS_TABLE = "sqlmetrics_results"
 DEFAULT_COMPARISONS_TABLE = "sqlmetrics_comparisons"
+DEFAULT_OFF_POLICY_TABLE = "sqlmetrics_off_policy"
+_OFF_POLICY = {
+    "impressions", "target", "target_by", "baseline", "estimators", "rewards", "reward", "action",
+    "grades", "relevance", "user", "by", "confidence", "test", "replicates", "seed",
+    "position_weights", "clip", "time_column", "results_table", "columns",
+}  # fmt: skip
+# [off_policy.columns]: off_policy()'s column keywords other than the unit's key and the reward
+_OFF_POLICY_COLUMNS = {
+    "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "score", "rank",
+    "predicted_reward",
+}  # fmt: skip
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
 
@@ -127,6 +143,49 @@ class CompareSection:
 
 
 @dataclass(frozen=True)
+class OffPolicySection:
+    """A report's [off_policy] section: each period, sqlmetrics.off_policy() over the period's
+    impressions, of the target ranking (each value of `target_by` a target of its own), its rows
+    kept in `results_table`. `time_column` (the report's by default) slices the impressions,
+    the target and the rewards to the period. baseline: an estimator's name (e.g. "logging"),
+    or a table of `target_by` values (another target: each target against it).
+
+    >>> config = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
+    ...     "time_column": "day", "metrics": ["ndcg@10"],
+    ...     "off_policy": {"impressions": "impressions", "target_by": "model", "reward": "click",
+    ...                    "baseline": {"model": "A"}, "user": ["user_id", "day"]}})
+    >>> section = config.off_policy
+    >>> section.target, section.baseline_target, section.options()["user"]
+    ('recs', ('A',), ['user_id', 'day'])
+    """
+
+    impressions: str
+    target: str
+    time_column: str
+    target_by: tuple[str, ...] = ()
+    baseline: str | None = None  # an estimator's name
+    baseline_target: tuple[str, ...] | None = None  # values of target_by: another target
+    estimators: tuple[str, ...] = ()
+    rewards: str | None = None
+    keywords: dict[str, Any] = field(default_factory=dict)  # off_policy()'s other keywords
+    results_table: str = DEFAULT_OFF_POLICY_TABLE
+
+    def options(self) -> dict[str, Any]:
+        """sqlmetrics.off_policy()'s keywords of the section, but the inputs and the baseline."""
+        return dict(self.keywords)
+
+    def decisive(self) -> dict[str, Any]:
+        """What decides the numbers: all but the results table."""
+        return {
+            "impressions": self.impressions, "target": self.target, "time_column": self.time_column,
+            "target_by": list(self.target_by), "baseline": self.baseline,
+            "baseline_target": None if self.baseline_target is None else list(self.baseline_target),
+            "estimators": list(self.estimators), "rewards": self.rewards,
+            "keywords": dict(sorted(self.keywords.items())),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
 class ReportConfig:
     """Everything a report run needs. `options()` gives sqlmetrics.evaluate's keywords."""
 
@@ -147,6 +206,7 @@ class ReportConfig:
     profile: str | None = None  # [conventions] profile; then `explicit` are the keys given
     explicit: dict[str, Any] = field(default_factory=dict)
     compare: CompareSection | None = None
+    off_policy: OffPolicySection | None = None
     source: str = "<dict>"  # where it was read from, for messages
 
     @property
@@ -201,6 +261,7 @@ class ReportConfig:
                 if name not in _LATER or getattr(self.conventions, name) != _LATER[name]
             },
             **({"compare": self.compare.decisive()} if self.compare else {}),
+            **({"off_policy": self.off_policy.decisive()} if self.off_policy else {}),
         }
         if self.profile is not None:  # (so configs without a profile keep their hash)
             decisive["profile"] = self.profile
@@ -377,6 +438,8 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         profile=profile,
         explicit=explicit,
         compare=compare,
+        off_policy=_off_policy_section(data, recommendations, time_column, results_table,
+                                       compare.results_table if compare else None, source),
         source=source,
     )
 
@@ -446,6 +509,95 @@ def _compare_section(
     return CompareSection(
         baseline=baseline, systems=systems, within=within, results_table=table, design=design,
         covariate=covariate, expected_split=split, **options,
+    )  # fmt: skip
+
+
+def _off_policy_section(
+    data: dict[str, Any], recommendations: str, time_column: str, results_table: str,
+    comparisons_table: str | None, source: str,
+) -> OffPolicySection | None:  # fmt: skip
+    """The [off_policy] section, checked as off_policy() checks its options (its inputs are
+    checked when the report runs, as the report's own sources are)."""
+    if "off_policy" not in data:
+        return None
+    section = _table(data, "off_policy", source)
+    _unknown_keys(section, _OFF_POLICY, "off_policy.", source)
+    where = "off_policy."
+    impressions = _text(section, "impressions", source, True, where)
+    target = _text(section, "target", source, False, where) or recommendations
+    target_by = _names(section.get("target_by", []), "off_policy.target_by", source)
+    columns = _table(section, "columns", source)
+    _unknown_keys(columns, _OFF_POLICY_COLUMNS, "off_policy.columns.", source)
+    for key in columns:
+        _text(columns, key, source, True, "off_policy.columns.")
+    keywords: dict[str, Any] = dict(columns)
+    for key in ("reward", "action", "relevance"):
+        if key in section:
+            keywords[key] = _text(section, key, source, True, where)
+    grades = section.get("grades")
+    if grades is not None:
+        if not isinstance(grades, dict) or not grades or not all(
+            isinstance(g, (int, float)) and not isinstance(g, bool) for g in grades.values()
+        ):
+            raise ReportConfigError(
+                f"{source}: off_policy.grades must be a table of numbers, e.g. {{click = 1}}"
+            )
+        if "relevance" in keywords or "action" not in keywords:
+            raise ReportConfigError(f"{source}: off_policy.grades needs off_policy.action and no relevance")
+        keywords["relevance"] = dict(grades)
+    rewards = _text(section, "rewards", source, False, where)
+    if rewards is None and ("action" in keywords or "relevance" in keywords):
+        raise ReportConfigError(
+            f"{source}: off_policy.action and relevance grade off_policy.rewards; give it"
+        )
+    if "user" in section:
+        user = _names(section["user"], "off_policy.user", source)
+        keywords["user"] = user[0] if len(user) == 1 else list(user)
+    by = _names(section.get("by", []), "off_policy.by", source)
+    if by:
+        keywords["by"] = list(by)
+    raw = section.get("baseline")
+    baseline, baseline_target = None, None
+    if isinstance(raw, dict):
+        if sorted(raw) != sorted(target_by) or not all(
+            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in raw.values()
+        ):
+            raise ReportConfigError(
+                f"{source}: off_policy.baseline as a table gives a value of each off_policy.target_by "
+                f"column ({', '.join(target_by) or 'none: set target_by'}), got {raw!r}"
+            )
+        baseline_target = tuple(str(raw[c]) for c in target_by)
+    elif raw is not None:
+        if raw not in ESTIMATORS:
+            raise ReportConfigError(
+                f"{source}: off_policy.baseline = {raw!r}: give an estimator ({', '.join(ESTIMATORS)}) "
+                "or a table of off_policy.target_by values (another target), e.g. {model = \"A\"}"
+            )
+        baseline = raw
+    options = {
+        "confidence": section.get("confidence", 0.95), "test": section.get("test", "t"),
+        "replicates": section.get("replicates", 10_000), "seed": section.get("seed", 0),
+    }  # fmt: skip
+    table = _text(section, "results_table", source, False, where) or DEFAULT_OFF_POLICY_TABLE
+    try:
+        estimators = tuple(_estimators(section.get("estimators", list(DEFAULT_ESTIMATORS))))
+        if options["test"] not in ("t", "bootstrap"):
+            raise ReportConfigError(f"test = {options['test']!r}: 't' or 'bootstrap'")
+        check_options(options["test"], options["confidence"], None, options["replicates"], options["seed"])
+        position_weights = section.get("position_weights", "none")
+        _position_weights(position_weights)
+        clip = section.get("clip")
+        _check_options(options["confidence"], clip, "item_desc", "error")
+        if quote_table_name(table) in {quote_table_name(t) for t in (results_table, comparisons_table) if t}:
+            raise ReportConfigError("off_policy.results_table must differ from the report's other tables")
+    except SqlMetricsError as exc:
+        raise ReportConfigError(f"{source}: off_policy: {exc}") from None
+    keywords.update(options, position_weights=position_weights, clip=clip)
+    return OffPolicySection(
+        impressions=impressions, target=target,
+        time_column=_text(section, "time_column", source, False, where) or time_column,
+        target_by=target_by, baseline=baseline, baseline_target=baseline_target,
+        estimators=estimators, rewards=rewards, keywords=keywords, results_table=table,
     )  # fmt: skip
 
 

@@ -4,7 +4,9 @@ Content-Security-Policy forbids loading anything), readable offline and attachab
 For each metric: a line chart over the periods, one line per segment (with its confidence band
 when the report has a [compare] section); metric@k curves for the latest period; with [compare],
 each system's delta against the baseline over the periods (its interval a band around it) and a
-summary of the latest period and of the whole range; the table of numbers."""
+summary of the latest period and of the whole range; with [off_policy], each estimator's
+estimates over the periods (one line per segment and target, its interval a band around it)
+and, with a baseline, each delta against it; the table of numbers."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import pyarrow.compute as pc
 from ..stats.unpaired import SRM_ALPHA
 from .charts import line_chart, series_colors
 from .comparisons import flat, stored_periods
-from .config import CompareSection
+from .config import CompareSection, OffPolicySection
 from .formats import cell_text, counted, p_text
 from .periods import Period
 from .results_table import metric_label, wide
@@ -326,13 +328,65 @@ def _comparison_parts(
     ]
 
 
+@dataclass(frozen=True)
+class OffPolicy:
+    """What the page shows of an [off_policy] section: the stored estimates (off_policy.read)."""
+
+    rows: pa.Table
+    section: OffPolicySection
+
+
+def _estimate_name(row: dict) -> str:
+    return _segment_name({**dict(row["segment"]), **dict(row["target"])})
+
+
+def off_policy_charts(estimates: OffPolicy, colors: dict[str, str] | None = None) -> list[str]:
+    """One chart per estimator over the stored periods: each target's estimate (one line per
+    segment and target), its interval a band around it; with a baseline, one chart per
+    estimator of each delta against it, its interval a band, and the line at 0."""
+    section, stored = estimates.section, estimates.rows.to_pylist()
+    order = [*section.estimators, *sorted({r["estimator"] for r in stored} - set(section.estimators))]
+    level = f"{section.keywords.get('confidence', 0.95):.0%}"
+    test = section.keywords.get("test", "t")
+    as_metric = [{**r, "metric": r["estimator"], "k": None} for r in stored]
+    figures = _over_periods(
+        as_metric, order, "off-policy", _estimate_name, "value", lambda e: f"{e}: estimated value by period",
+        colors=colors, band_note=f"Shaded: each estimate's {level} interval ({test}).",
+    )  # fmt: skip
+    compared = [{**r, "ci_low": r["delta_ci_low"], "ci_high": r["delta_ci_high"]}
+                for r in as_metric if r["delta"] is not None]  # fmt: skip
+    baselines = sorted({r["baseline"] for r in compared})
+    if compared:
+        against = ", ".join(baselines)
+        figures += _over_periods(
+            compared, [e for e in order if e not in baselines], "off-policy-delta", _estimate_name, "delta",
+            lambda e: f"{e}: delta against {against}, {level} interval", zero=True, colors=colors,
+            band_note=f"Shaded: the {level} interval of each delta (paired over the units, {test}); "
+            f"dashed: no difference from {against}.",
+        )  # fmt: skip
+    return figures
+
+
+def _off_policy_part(estimates: OffPolicy, colors: dict[str, str]) -> list[str]:
+    section = estimates.section
+    what = f"target {section.target}" + (f" by {', '.join(section.target_by)}" if section.target_by else "")
+    return [
+        f'<section id="off-policy"><h2>Off-policy estimates of {escape(what)} from '
+        f"{escape(section.impressions)}</h2>",
+        '<div class="charts">', *off_policy_charts(estimates, colors), "</div></section>",
+    ]
+
+
 def _colors(
-    rows: pa.Table, comparison: Comparison | None, curves: dict[str, pa.Table], segments: int
-) -> dict[str, str]:
+    rows: pa.Table, comparison: Comparison | None, curves: dict[str, pa.Table], segments: int,
+    estimates: OffPolicy | None = None,
+) -> dict[str, str]:  # fmt: skip
     """One colour per line name over the page: the segments (models) of the results first."""
     names = sorted({_history_name(r) for r in rows.select(["segment"]).to_pylist()})
     if comparison is not None:
         names += sorted({_delta_name(r) for r in comparison.rows.select(["segment", "system"]).to_pylist()})
+    if estimates is not None:
+        names += sorted({_estimate_name(r) for r in estimates.rows.select(["segment", "target"]).to_pylist()})
     for table in curves.values():
         keys = table.column_names[:segments]
         names += sorted({_segment_name({k: r[k] for k in keys}) for r in table.select(keys).to_pylist()})
@@ -363,11 +417,13 @@ def render_page(
     segments: int,
     details: dict[str, str] | None = None,
     comparison: Comparison | None = None,
+    estimates: OffPolicy | None = None,
 ) -> str:
     """The whole page as a string. rows: the report's stored rows (results_table.read);
     metrics: their labels in display order; curves: runner.curves() of curve_period;
     segments: how many segment columns the curve tables start with; comparison: the stored
-    comparisons and the whole range's, with a [compare] section.
+    comparisons and the whole range's, with a [compare] section; estimates: the stored
+    off-policy estimates, with an [off_policy] section.
 
     >>> import pyarrow as pa
     >>> from datetime import date
@@ -384,7 +440,8 @@ def render_page(
     facts = {"periods": span, **(details or {}), "written": written}
     meta = " · ".join(f"{escape(k)} <code>{escape(v)}</code>" for k, v in facts.items())
     compared = comparison is not None and comparison.rows.num_rows > 0
-    colors = _colors(rows, comparison if compared else None, curves, segments)
+    estimated = estimates if estimates is not None and estimates.rows.num_rows else None
+    colors = _colors(rows, comparison if compared else None, curves, segments, estimated)
     confidence = comparison.section.confidence if comparison is not None else None
     history = history_charts(rows, metrics, colors, confidence)
     curve_figs = curve_charts(curves, segments, colors)
@@ -403,6 +460,8 @@ def render_page(
         else "<p>No rows yet.</p></section>",
     ]
     parts += compared_parts
+    if estimated is not None:
+        parts += _off_policy_part(estimated, colors)
     if curve_figs and curve_period is not None:
         parts += [
             f'<section id="curves"><h2>metric@k for the latest period, {escape(curve_period.label)}</h2>',

@@ -84,10 +84,11 @@ def ensure(
     table: str,
     template: str = "reports/results_table.sql.j2",
     columns: dict[str, str] = COLUMNS,
+    what: str | None = None,
 ) -> None:
-    """Create the results table (or another table of reports: its template and columns) if it
-    does not exist; refuse a table with other columns. A results table of before the interval
-    columns gets them.
+    """Create the results table (or another table of reports: its template and columns, and
+    what the messages call it) if it does not exist; refuse a table with other columns. A
+    results table of before the interval columns gets them.
 
     >>> import duckdb
     >>> con = duckdb.connect()
@@ -96,8 +97,9 @@ def ensure(
     ['report', 'period_start', 'period_end', 'segment']
     """
     quoted = quote_table_name(table)
+    what = what or ("results" if columns is COLUMNS else "comparisons")
     with _WRITER:  # two threads creating it at once would conflict in DuckDB's catalog
-        _refuse_a_view(con, table, "results" if columns is COLUMNS else "comparisons")
+        _refuse_a_view(con, table, what)
         con.execute(render(template, {"table": quoted})).fetchall()
         found = {row[0]: row[1] for row in con.execute(f"DESCRIBE {quoted}").fetchall()}
         older = {n: t for n, t in COLUMNS.items() if n not in _INTERVALS}
@@ -107,8 +109,7 @@ def ensure(
     if found != columns:
         have = ", ".join(f"{n} {t}" for n, t in found.items())
         raise ResultsTableError(
-            f"table {table!r} exists but is not a sqlmetrics "
-            f"{'results' if columns is COLUMNS else 'comparisons'} "
+            f"table {table!r} exists but is not a sqlmetrics {what} "
             f"table (it has: {have}); set its name in the config to another one, or drop it"
         )
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import duckdb
@@ -27,8 +28,10 @@ from ..statement.plan import unit_columns
 from ..statement.progress import Progress
 from ..statement.templates import render
 from ..stats.compare import compare
+from ..stats.off_policy import off_policy
 from ..stats.unpaired import srm_warnings
 from . import comparisons, results_table
+from . import off_policy as off_policy_table
 from .config import ReportConfig
 from .periods import Period
 
@@ -51,6 +54,7 @@ class PeriodOutcome:
     seconds: float
     empty: str | None = None
     comparisons: int = 0  # the rows written to the comparisons table ([compare])
+    estimates: int = 0  # the rows written to the off-policy table ([off_policy])
     warnings: tuple[str, ...] = ()  # e.g. a sample-ratio mismatch of the period's arms
 
 
@@ -238,6 +242,60 @@ def compare_periods(
     return compare(con, recs, list(config.metrics), truth=truth, **options, **section)
 
 
+def _period_slice(con: duckdb.DuckDBPyConnection, config: ReportConfig, name: str, role: str,
+                  time_column: str, period: Period) -> str:
+    """The query of one source's rows in the period (its time column between the bounds)."""
+    source, column = _time_source(con, name, role, time_column)
+    bounds = _bounds(period, config.timezone, source.type_of(column) == _INSTANT_TYPE)
+    return render("reports/period_slice.sql.j2",
+                  {"source": source.sql, "time_column": quote_identifier(column), **bounds})  # fmt: skip
+
+
+def off_policy_period(con: duckdb.DuckDBPyConnection, config: ReportConfig, period: Period) -> pa.Table:
+    """off_policy() with the config's [off_policy] section over one period's impressions,
+    target and rewards, once per target (each value of target_by), as the off-policy table
+    stages them (off_policy.staged): each target against the section's baseline, an estimator
+    or another target (the baseline target's own rows without a comparison)."""
+    section = config.off_policy
+    if section is None:
+        raise SqlMetricsError(f"{config.source}: the report has no [off_policy] section")
+    time_column = section.time_column
+    impressions = con.sql(_period_slice(con, config, section.impressions, "impressions", time_column, period))
+    target_sql = _period_slice(con, config, section.target, "target", time_column, period)
+    rewards = None
+    if section.rewards is not None:
+        rewards = con.sql(_period_slice(con, config, section.rewards, "rewards", time_column, period))
+    columns = [quote_identifier(c) for c in section.target_by]
+
+    def target_of(values: tuple[str, ...]) -> duckdb.DuckDBPyRelation:
+        given = [{"column": c, "value": quote_string(v)} for c, v in zip(columns, values, strict=True)]
+        sql = render("reports/targets.sql.j2", {"source": target_sql, "values": True, "columns": given})
+        return con.sql(sql)
+
+    if columns:
+        listed = render("reports/targets.sql.j2", {"source": target_sql, "values": False,
+                                                   "columns": [{"column": c} for c in columns]})  # fmt: skip
+        targets = [tuple(row) for row in con.execute(listed).fetchall()]
+    else:
+        targets = [()]
+    baseline: Any = section.baseline
+    if section.baseline_target is not None:
+        baseline = target_of(section.baseline_target)
+    estimates = []
+    for values in targets:
+        target = target_of(values) if columns else con.sql(target_sql)
+        own = values == section.baseline_target  # (the baseline target: its estimates alone)
+        table = off_policy(con, impressions, list(section.estimators), target=target, rewards=rewards,
+                           baseline=None if own else baseline, **section.options())  # fmt: skip
+        if section.baseline_target is not None and not own and "baseline" in table.column_names:
+            pairs = zip(section.target_by, section.baseline_target, strict=True)
+            label = ", ".join(f"{c}={v}" for c, v in pairs)
+            table = table.set_column(table.column_names.index("baseline"), "baseline",
+                                     pa.array([label] * table.num_rows, pa.string()))  # fmt: skip
+        estimates.append((values, table))
+    return off_policy_table.staged(section, estimates)
+
+
 def _pooled_covariate(
     con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
 ) -> duckdb.DuckDBPyRelation:
@@ -289,6 +347,9 @@ def run_report(
     if config.compare:
         comparisons.ensure(con, config.compare)
         tables.append(config.compare.results_table)
+    if config.off_policy:
+        off_policy_table.ensure(con, config.off_policy)
+        tables.append(config.off_policy.results_table)
     done: set[date] = set()
     if not force:  # done: written with this config in every table the report writes
         done = set.intersection(
@@ -313,9 +374,11 @@ def run_report(
             else:
                 try:
                     result = evaluate_period(con, config, period, confidence=confidence)
-                    compared = None
+                    compared = estimated = None
                     if config.compare and result.num_rows:
                         compared = compare_periods(con, config, [period])
+                    if config.off_policy and result.num_rows:
+                        estimated = off_policy_period(con, config, period)
                 except SqlMetricsError as exc:
                     raise type(exc)(f"{config.name} {period.label}: {exc}") from None
                 if result.num_rows == 0:
@@ -333,16 +396,22 @@ def run_report(
                     ]  # fmt: skip
                     if compared is not None:
                         writes.append(comparisons.write(config, compared))
-                    rows, *compared_rows = results_table.write_period(con, stamp, writes)
+                    if estimated is not None:
+                        writes.append(off_policy_table.write(config.off_policy, estimated))
+                    rows, *other_rows = results_table.write_period(con, stamp, writes)
+                    compared_rows = other_rows[: 1 if compared is not None else 0]
+                    estimated_rows = other_rows[len(compared_rows) :]
                     warnings = () if compared is None else tuple(
                         f"{config.name} {period.label}: {w}"
                         for w in srm_warnings(compared, list(config.compare.within))
                     )  # fmt: skip
                     outcome = PeriodOutcome(
                         period, "written", rows, time.monotonic() - started,
-                        comparisons=sum(compared_rows), warnings=warnings,
+                        comparisons=sum(compared_rows), estimates=sum(estimated_rows), warnings=warnings,
                     )
                     also = f" and {outcome.comparisons} comparisons" if compared is not None else ""
+                    if estimated is not None:
+                        also += f" and {outcome.estimates} off-policy estimates"
                     note = f"{rows} rows{also} in {outcome.seconds:.1f} s"
             outcomes.append(outcome)
             if progress:
