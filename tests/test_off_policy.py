@@ -234,8 +234,8 @@ def example_module():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "warehouse_examples" / "off_policy_log.py"
-    spec = importlib.util.spec_from_file_location("off_policy_log", path)
+    path = Path(__file__).resolve().parents[1] / "warehouse_examples" / "make_warehouse.py"
+    spec = importlib.util.spec_from_file_location("make_warehouse", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -261,10 +261,10 @@ def test_the_docs_example_table_is_what_the_example_prints(tmp_path):
 
     example = example_module()
     db = str(tmp_path / "ope.duckdb")
-    example.write(db, example.simulate(20_000))
+    example.write_ope(db, example.simulate_ope(example.OPE_USERS))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
-        table = example.report(db)
+        table = example.ope_report(db)
     docs = (Path(__file__).resolve().parents[1] / "docs" / "off-policy.md").read_text()
     assert table in docs
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()}

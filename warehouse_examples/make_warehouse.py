@@ -37,6 +37,16 @@ Tables:
   for CUPED: it shares the hidden activity with the test's events); users who joined during
   the test (1 in 20) have no row;
 - policy_values(policy, served, metric, value, slates): the true value of each policy (below);
+- ope_impressions(user_id, item_id, position, pscore, pscore_item_position, pscore_cascade),
+  ope_clicks(user_id, item_id), ope_recs(model, user_id, item_id, score), the views
+  ope_target_a and ope_target_b (each model's rows of ope_recs), ope_true_values(policy,
+  value): a second, small log for off-policy evaluation where every estimator has support
+  (docs/off-policy.md, "The example"; --ope-users, 20,000 by default, 0 for none): 30
+  candidates per user, scored by model A (the server) and model B as the models above score
+  theirs; slates of 3 drawn by Plackett-Luce over A's scores (softmax, temperature 5) with
+  their exact propensities; clicks with P(click at k) = theta_k affinity^2, theta = (1, 0.6,
+  0.4); the true values of the logging policy and of each model's top 3 (expected clicks
+  per slate), drawn with numpy (seed 0);
 - with --keep-hidden only: hidden_affinity(day, user_id, item_id, affinity),
   hidden_activity(user_id, activity).
 Views for the short examples of the docs: recs (the last day's recommendations of both
@@ -69,10 +79,10 @@ term times 0.15 * affinity. For the logging policy, each candidate's terms are w
 probability of each position (logging_marginals): the exact expectation over its slates, not a
 mean of the draws.
 
-Everything is generated inside DuckDB (no Python loops), so --users 1000000 works too, and
-every random number is a hash of what it belongs to, so that two builds with one version of
-DuckDB are the same, whatever the threads. The file is replaced (results of earlier reports go
-with it: they described the old data).
+Everything but the small ope_* log (numpy, seed 0) is generated inside DuckDB (no Python
+loops), so --users 1000000 works too, and every random number is a hash of what it belongs
+to, so that two builds with one version of DuckDB are the same, whatever the threads. The file
+is replaced (results of earlier reports go with it: they described the old data).
 """
 
 from __future__ import annotations
@@ -81,9 +91,13 @@ import argparse
 import math
 import os
 import re
+import sys
 import time
+from pathlib import Path
 
 import duckdb
+import numpy as np
+import pyarrow as pa
 
 SLATE = 10  # positions of a logged slate
 TEMPERATURE = 1.0  # of the logging policy: the item ranked r has weight r^(-1/TEMPERATURE)
@@ -339,6 +353,135 @@ CREATE OR REPLACE TABLE hidden_activity AS SELECT user_id, activity FROM activit
 """
 
 
+# --- the ope_* log: slates of 3, every estimator with support (docs/off-policy.md) -------------
+
+OPE_THETA = np.array([1.0, 0.6, 0.4])  # examination probability of positions 1..3
+OPE_SLATE = 3
+OPE_TEMPERATURE = 5.0
+OPE_USERS = 20_000  # of the ope_* log (the table of docs/off-policy.md)
+
+
+def plackett_luce_marginals(w: np.ndarray) -> np.ndarray:
+    """P(item i at position k), k = 1..3, of Plackett-Luce sampling without replacement with
+    weights w (units x items), exactly: (units, items, 3)."""
+    total = w.sum(axis=1, keepdims=True)
+    p1 = w / total
+    s = w / (total * (total - w))  # w_j / (W (W - w_j)): j first, then i second is w_i * s_j
+    p2 = w * (s.sum(axis=1, keepdims=True) - s)
+    # j first, l second, i third: w_j w_l w_i / (W (W - w_j) (W - w_j - w_l)), j != l
+    first_second = (w / (total * (total - w)))[:, :, None] * w[:, None, :]
+    rest = total[:, :, None] - w[:, :, None] - w[:, None, :]
+    diagonal = np.eye(w.shape[1], dtype=bool)[None]
+    n = np.where(diagonal, 0.0, first_second / np.where(rest > 0, rest, 1.0))
+    without_i = n.sum(axis=(1, 2))[:, None] - n.sum(axis=2) - n.sum(axis=1)
+    p3 = w * without_i
+    return np.stack([p1, p2, p3], axis=2)
+
+
+def simulate_ope(users: int, candidates: int = 30, seed: int = 0) -> dict[str, pa.Table]:
+    """The ope_* tables of a second, small log (see the docstring): slates of 3 by Plackett-Luce
+    over model A's scores, with exact propensities, the clicks, both models' scores and the true
+    values."""
+    rng = np.random.default_rng(seed)
+    affinity = rng.random((users, candidates))
+    items = np.stack([rng.choice(5000, candidates, replace=False) + 1 for _ in range(users)])
+    score_a = np.round(0.35 * affinity + 0.65 * rng.random((users, candidates)), 4)
+    score_b = np.round(0.75 * affinity + 0.25 * rng.random((users, candidates)), 4)
+    attract = affinity**2
+    w = np.exp(OPE_TEMPERATURE * (score_a - score_a.max(axis=1, keepdims=True)))
+    marginals = plackett_luce_marginals(w)
+    # Plackett-Luce sampling: the order of log w + Gumbel noise
+    slate = np.argsort(-(np.log(w) + rng.gumbel(size=w.shape)), axis=1)[:, :OPE_SLATE]
+    rows = np.arange(users)[:, None]
+    w_shown = w[rows, slate]
+    above = np.concatenate([np.zeros((users, 1)), np.cumsum(w_shown, axis=1)[:, :-1]], axis=1)
+    left = w.sum(axis=1, keepdims=True) - above  # the weight not yet drawn at each step
+    cascade = np.cumprod(w_shown / left, axis=1)
+    item_position = marginals[rows, slate, np.arange(OPE_SLATE)[None, :]]
+    clicks = rng.random((users, OPE_SLATE)) < OPE_THETA[None, :] * attract[rows, slate]
+
+    def top3(score):  # a deterministic ranking: score descending, then item descending
+        return np.lexsort((-items, -score), axis=1)[:, :OPE_SLATE]
+
+    true = {
+        "logging (Plackett-Luce over A)":
+            float((marginals * OPE_THETA[None, None, :] * attract[:, :, None]).sum(axis=(1, 2)).mean()),
+        "A (its top 3)": float((OPE_THETA[None, :] * attract[rows, top3(score_a)]).sum(axis=1).mean()),
+        "B (its top 3)": float((OPE_THETA[None, :] * attract[rows, top3(score_b)]).sum(axis=1).mean()),
+    }
+    user_ids = np.repeat(np.arange(1, users + 1), OPE_SLATE)
+    impressions = pa.table({
+        "user_id": user_ids, "item_id": items[rows, slate].ravel(),
+        "position": np.tile(np.arange(1, OPE_SLATE + 1), users),
+        "pscore": np.repeat(cascade[:, -1], OPE_SLATE), "pscore_item_position": item_position.ravel(),
+        "pscore_cascade": cascade.ravel(),
+    })  # fmt: skip
+    clicked = clicks.ravel()
+    recs = pa.table({
+        "model": np.repeat(["A", "B"], users * candidates),
+        "user_id": np.tile(np.repeat(np.arange(1, users + 1), candidates), 2),
+        "item_id": np.concatenate([items.ravel(), items.ravel()]),
+        "score": np.concatenate([score_a.ravel(), score_b.ravel()]),
+    })  # fmt: skip
+    return {
+        "ope_impressions": impressions,
+        "ope_clicks": pa.table({"user_id": user_ids[clicked],
+                                "item_id": items[rows, slate].ravel()[clicked]}),
+        "ope_recs": recs,
+        "ope_true_values": pa.table({"policy": list(true), "value": list(true.values())}),
+    }
+
+
+def write_ope(db: str, tables: dict[str, pa.Table]) -> None:
+    """Write the ope_* tables (simulate_ope) to the DuckDB file `db`, and the views of each
+    model's ranking (ope_target_a, ope_target_b)."""
+    con = duckdb.connect(db)
+    for name, table in tables.items():
+        con.register("_frame", table)
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _frame")
+        con.unregister("_frame")
+    for model in ("a", "b"):
+        con.execute(f"CREATE OR REPLACE VIEW ope_target_{model} AS "
+                    f"SELECT user_id, item_id, score FROM ope_recs WHERE model = '{model.upper()}'")
+    con.close()
+
+
+def ope_report(db: str) -> str:
+    """The table of docs/off-policy.md: the naive offline number, each estimator with its
+    interval, and the truth, for model B."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import sqlmetrics
+
+    con = duckdb.connect(db)
+    truth = dict(con.execute("SELECT policy, value FROM ope_true_values").fetchall())
+    # the naive offline number: B's top 3 judged by the clicks that the logged slates got
+    naive = con.execute("""
+        WITH b AS (SELECT user_id, item_id FROM ope_recs WHERE model = 'B'
+                   QUALIFY row_number() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) <= 3)
+        SELECT count(c.item_id) / (SELECT count(DISTINCT user_id) FROM ope_impressions)
+        FROM b JOIN ope_clicks c USING (user_id, item_id)
+    """).fetchall()[0][0]
+    rows = sqlmetrics.off_policy(
+        con, "ope_impressions", ["sips", "iips", "rips", "snsips", "sniips", "snrips", "logging"],
+        target="ope_target_b", rewards="ope_clicks",
+    ).to_pylist()
+    lines = ["| estimate of B's clicks per slate | value | 95% interval | ess | support |",
+             "| --- | --- | --- | --- | --- |",
+             f"| naive: B's top 3 judged by the logged clicks | {naive:.4f} | | | |"]
+    for r in rows:
+        if r["estimator"] == "logging":
+            continue
+        lines.append(f"| {r['estimator']} | {r['value']:.4f} | {r['ci_low']:.4f} to {r['ci_high']:.4f} | "
+                     f"{r['ess']:.0f} | {r['support']:.4f} |")
+    lines.append(f"| **true value of B** | **{truth['B (its top 3)']:.4f}** | | | |")
+    logging = next(r for r in rows if r["estimator"] == "logging")
+    lines.append(f"| (the logging policy: observed {logging['value']:.4f}, "
+                 f"{logging['ci_low']:.4f} to {logging['ci_high']:.4f}; true "
+                 f"{truth['logging (Plackett-Luce over A)']:.4f}) | | | | |")
+    con.close()
+    return "\n".join(lines)
+
+
 def script(
     users: int,
     days: int,
@@ -376,9 +519,11 @@ def build(
     slate: int = SLATE,
     temperature: float = TEMPERATURE,
     keep_hidden: bool = False,
+    ope_users: int = OPE_USERS,
 ) -> None:
     """Write the warehouse to the DuckDB file `db` (replaced); `keep_hidden` also keeps the
-    simulation's hidden quantities (tables hidden_affinity and hidden_activity), for tests."""
+    simulation's hidden quantities (tables hidden_affinity and hidden_activity), for tests;
+    ope_users: the users of the ope_* log (0: none)."""
     for path in (db, db + ".wal"):
         if os.path.exists(path):
             os.remove(path)
@@ -395,6 +540,9 @@ def build(
         for t in ("recommendations", "impressions", "events", "ratings", "pre_period")
     }
     con.close()
+    if ope_users:
+        write_ope(db, simulate_ope(ope_users))
+        counts["ope_impressions"] = ope_users * OPE_SLATE
     took = time.perf_counter() - started
     print(
         f"built {db}: {users:,} users x {days} days; "
@@ -412,8 +560,10 @@ def main() -> None:
         "--keep-hidden", action="store_true",
         help="also keep the simulation's hidden affinities and activities (hidden_affinity, hidden_activity)",
     )  # fmt: skip
+    parser.add_argument("--ope-users", type=int, default=OPE_USERS,
+                        help="users of the ope_* log of off-policy evaluation (0: none) [20000]")
     args = parser.parse_args()
-    build(args.db, args.users, args.days, keep_hidden=args.keep_hidden)
+    build(args.db, args.users, args.days, keep_hidden=args.keep_hidden, ope_users=args.ope_users)
 
 
 if __name__ == "__main__":

@@ -564,14 +564,14 @@ def _bootstrap(engine: Any, context: dict[str, Any], table: pa.Table, segments: 
     dialect = get_dialect(context["dialect"])
     base = _compare_context(dialect, context, "bootstrap", confidence, replicates, seed)
 
+    per_unit = _per_unit_terms(engine, context)
+
     def against(system: str) -> dict[tuple, dict]:
         literal = dialect.quote_string(system)
         systems = [{"alias": "_s0", "name": "_est", "is_text": True, "baseline": literal}]
 
         def run(form: str) -> pa.Table:
-            forms = {"exact_sums": form}
-            per_unit = render("off_policy/off_policy.sql.j2", {**context, **forms, "per_unit": True})
-            statement = {**base, **forms, "systems": systems, "per_user_sql": per_unit.rstrip("\n")}
+            statement = {**base, "exact_sums": form, "systems": systems, "per_user_sql": per_unit}
             return engine.run(render("compare/compare.sql.j2", statement))
 
         result = with_exact_sums(run)
@@ -593,6 +593,20 @@ def _bootstrap(engine: Any, context: dict[str, Any], table: pa.Table, segments: 
             for name, source in pairs:
                 columns[name][j] = None if compared is None else compared[source]
     return pa.table({name: pa.array(v, type=table.schema.field(name).type) for name, v in columns.items()})
+
+
+def _per_unit_terms(engine: Any, context: dict[str, Any]) -> str:
+    """A query of the per-unit terms of every estimator (off_policy.sql.j2 with per_unit: one
+    row per segment, estimator and unit), computed by a statement of their own and registered
+    back as an input of the engine: compare()'s statement then reads a table, not the whole
+    per-unit statement at each of its references (Spark inlines every reference to a CTE: the
+    plan of the bootstrap over the inlined statement outgrew a 1 GB driver's heap)."""
+    values = with_exact_sums(
+        lambda form: engine.run(render("off_policy/off_policy.sql.j2", {**context, "exact_sums": form,
+                                                                         "per_unit": True}))
+    )  # fmt: skip
+    source = engine.resolve(values, "terms")
+    return render("off_policy/terms_of.sql.j2", {"source": source.sql}).rstrip("\n")
 
 
 def _compare_context(dialect: Any, context: dict[str, Any], test: str, confidence: float,
@@ -634,13 +648,12 @@ def _against_target(engine: Any, context: dict[str, Any], other: dict[str, Any],
         systems = [{"alias": "_s0", "name": "_pol", "is_text": True,
                     "baseline": dialect.quote_string("baseline")}]  # fmt: skip
 
+        sides = {"target_sql": _per_unit_terms(engine, context),
+                 "baseline_sql": _per_unit_terms(engine, other)}  # fmt: skip
+        per_unit = render("off_policy/two_targets.sql.j2", sides).rstrip("\n")
+
         def run(form: str) -> pa.Table:
-            forms = {"exact_sums": form, "per_unit": True}
-            per_unit = render("off_policy/two_targets.sql.j2", {
-                "target_sql": render("off_policy/off_policy.sql.j2", {**context, **forms}).rstrip("\n"),
-                "baseline_sql": render("off_policy/off_policy.sql.j2", {**other, **forms}).rstrip("\n"),
-            })  # fmt: skip
-            statement = {**base, **forms, "systems": systems, "per_user_sql": per_unit.rstrip("\n")}
+            statement = {**base, "exact_sums": form, "systems": systems, "per_user_sql": per_unit}
             return engine.run(render("compare/compare.sql.j2", statement))
 
         rows = compare_table(with_exact_sums(run), [SimpleNamespace(label="value")], [*segments, "_est"],
