@@ -123,13 +123,15 @@ def test_the_hash_of_configs_without_the_section_is_unchanged(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
-def test_the_example_report_writes_and_charts_the_estimates(warehouse, tmp_path):
+def test_the_example_report_writes_and_charts_the_estimates(warehouse, tmp_path, capsys):
     config = tmp_path / "online_report.toml"
     config.write_text((ROOT / "warehouse_examples" / "online_report.toml").read_text()
                       .replace('warehouse = "warehouse.duckdb"', f"warehouse = {str(warehouse)!r}"))
     page = tmp_path / "report.html"
     assert cli.main(["report", str(config), "--from", "2026-11-01", "--to", "2026-11-03", "-q",
                      "--html", str(page)]) == 0
+    # a mean weight far from 1 (few slates a day here) is a warning line of the period
+    assert "warning: online_ab 2026-11-01: sniips: the mean importance weight is" in capsys.readouterr().err
     con = connect(warehouse, read_only=True)
     rows = estimates.read(con, "sqlmetrics_off_policy", "online_ab").to_pylist()
     loaded = sqlmetrics.reports.load_config(config)

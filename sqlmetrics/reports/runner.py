@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
+from warnings import catch_warnings, simplefilter, warn_explicit
 from zoneinfo import ZoneInfo
 
 import duckdb
@@ -28,7 +29,7 @@ from ..statement.plan import unit_columns
 from ..statement.progress import Progress
 from ..statement.templates import render
 from ..stats.compare import compare
-from ..stats.off_policy import off_policy
+from ..stats.off_policy import OffPolicyWarning, off_policy
 from ..stats.unpaired import srm_warnings
 from . import comparisons, results_table
 from . import off_policy as off_policy_table
@@ -296,6 +297,23 @@ def off_policy_period(con: duckdb.DuckDBPyConnection, config: ReportConfig, peri
     return off_policy_table.staged(section, estimates)
 
 
+def _noting_weights(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, period: Period
+) -> tuple[pa.Table, list[str]]:
+    """off_policy_period()'s table and the OffPolicyWarnings it gave (a mean weight far from 1),
+    as the period's warnings say them (the report prints them; other warnings pass on)."""
+    with catch_warnings(record=True) as caught:
+        simplefilter("always")
+        table = off_policy_period(con, config, period)
+    noted = []
+    for w in caught:
+        if issubclass(w.category, OffPolicyWarning):
+            noted.append(str(w.message))
+        else:
+            warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return table, noted
+
+
 def _pooled_covariate(
     con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
 ) -> duckdb.DuckDBPyRelation:
@@ -378,7 +396,7 @@ def run_report(
                     if config.compare and result.num_rows:
                         compared = compare_periods(con, config, [period])
                     if config.off_policy and result.num_rows:
-                        estimated = off_policy_period(con, config, period)
+                        estimated, noted = _noting_weights(con, config, period)
                 except SqlMetricsError as exc:
                     raise type(exc)(f"{config.name} {period.label}: {exc}") from None
                 if result.num_rows == 0:
@@ -405,6 +423,8 @@ def run_report(
                         f"{config.name} {period.label}: {w}"
                         for w in srm_warnings(compared, list(config.compare.within))
                     )  # fmt: skip
+                    if estimated is not None:
+                        warnings += tuple(f"{config.name} {period.label}: {w}" for w in noted)
                     outcome = PeriodOutcome(
                         period, "written", rows, time.monotonic() - started,
                         comparisons=sum(compared_rows), estimates=sum(estimated_rows), warnings=warnings,
