@@ -5,8 +5,9 @@
 config.py (the TOML file), periods.py (day, week, month), warehouse.py (opening the DuckDB file,
 one writer at a time), runner.py (evaluate each period, skip finished ones), results_table.py
 (the table; one transaction per period), comparisons.py (the comparisons table of a [compare]
-section), formats.py (text, CSV, JSON, Parquet), charts.py and html.py (the
-self-contained HTML page). May import sqlmetrics.api and every layer below it; only cli imports it."""
+section), off_policy.py (the off-policy table of an [off_policy] section), formats.py (text,
+CSV, JSON, Parquet), charts.py and html.py (the self-contained HTML page). May import
+sqlmetrics.api and every layer below it; only cli imports it."""
 
 from .config import ReportConfig, ReportConfigError, config_from_dict, load_config
 from .periods import Period, last_complete, period_of, periods_between
