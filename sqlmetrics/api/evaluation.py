@@ -62,10 +62,11 @@ def evaluate(
     command line's --metrics ("ndcg@10,map@10"): names like "ndcg@10", "map@10", "recall@20",
     "r_precision", and the beyond-accuracy metrics "fcp", "catalog_coverage@10",
     "distributional_coverage@10", "gini@10", "novelty@10", "popularity@10", "diversity@10",
-    "serendipity@10", "personalization@10".
+    "serendipity@10", "personalization@10", and over item groups "calibration@10".
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
-    serendipity); catalog: a table of all items (default: the items of history); item_features:
-    a table of (item, features vector) for cosine similarity (diversity, serendipity).
+    serendipity, calibration); catalog: a table of all items (default: the items of history);
+    item_features: a table of (item, features vector) for cosine similarity (diversity,
+    serendipity), read as genre weights by calibration.
     partitions: evaluate the users in this many hash partitions, one statement each (DuckDB
     only), for logs with more users than memory_limit holds; the numbers are the same to the
     last bit. progress: with partitions, one progress line per partition on stderr.

@@ -128,6 +128,17 @@ _BEYOND_EXAMPLES = {
     >>> sqlmetrics.personalization(con, recs, k=2).to_pylist()
     [{'users': 2, 'personalization@2': 0.5}]
 """,
+    "calibration": """
+    genre weights per item (a, c: genre 0; b, d: genre 1); user 1's history (a, b) matches its
+    list, user 2's (d) shares no genre with its list (a, c): ln(1 / 0.01); the mean of 0 and that:
+
+    >>> features = pa.table({"item_id": ["a", "b", "c", "d"],
+    ...                      "genres": [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]})
+    >>> history = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "d"]})
+    >>> sqlmetrics.calibration(con, recs, k=2, history=history, item_features=features,
+    ...                        features="genres").to_pylist()
+    [{'users': 2, 'calibration@2': 2.302585092994046}]
+""",
     "fcp": """
     seed 004: true order A > B > C, ranked B, A, C: A > C and B > C concordant, A > B not:
 
@@ -204,3 +215,5 @@ popularity = _metric_function("popularity")
 diversity = _metric_function("diversity")
 serendipity = _metric_function("serendipity")
 personalization = _metric_function("personalization")
+# over item groups (issue 37, item 4)
+calibration = _metric_function("calibration")

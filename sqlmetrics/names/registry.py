@@ -38,7 +38,8 @@ class MetricDefinition:
     beyond: bool = False  # True: not a macro over judged rows; its family template computes it
     per_user: bool = True  # False: a property of all lists together (per_user=True refuses it)
     needs: tuple[str, ...] = ()  # inputs: "history", "catalog" (catalog= or history=),
-    # "similarity" (history= or item_features=), "relevance" (truth= or a relevance column)
+    # "similarity" (history= or item_features=), "relevance" (truth= or a relevance column),
+    # "genres" (item_features= read as genre weights)
     uses_lists: bool = True  # reads the users' top-k lists
 
     def __post_init__(self) -> None:
@@ -65,6 +66,8 @@ _NOVELTY = "beyond/novelty.sql.j2"
 _DIVERSITY = "beyond/diversity.sql.j2"
 _SERENDIPITY = "beyond/serendipity.sql.j2"
 _PERSONALIZATION = "beyond/personalization.sql.j2"
+# recommendation measures over item groups (issue 37, item 4)
+_CALIBRATION = "beyond/calibration.sql.j2"
 
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
@@ -436,6 +439,17 @@ METRICS: dict[str, MetricDefinition] = {
             tie_averaged=False,
             beyond=True,
             per_user=False,
+        ),
+        # recommendation measures over item groups (issue 37, item 4)
+        MetricDefinition(
+            "calibration",
+            _CALIBRATION,
+            "Steck's C_KL(p || (1 - alpha) q + alpha p): p the history's genre distribution, q the"
+            " top k's; alpha = 0.01 unless given",
+            tie_averaged=False,
+            beyond=True,
+            needs=("history", "genres"),
+            parameter="alpha",
         ),
     ]
 }

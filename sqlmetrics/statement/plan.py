@@ -312,7 +312,7 @@ def build_context(
             list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
         recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,
-        quote_identifier,
+        quote_identifier, sql_dialect.result_name,
     )
     if beyond_ctx is not None:
         # the order asked (result_name: BigQuery's column for a label with a ".")
@@ -477,6 +477,7 @@ def _beyond_context(
     catalog: Source | None,
     item_features: Source | None,
     quote_identifier=quote_identifier,  # the dialect's quoting
+    result_name=lambda label: label,  # the dialect's column for a label (BigQuery: no ".")
 ) -> dict[str, Any] | None:
     """What the beyond-accuracy templates (sql/beyond/) need: which inputs, cutoffs and families."""
     beyond = [m for m in metrics if m.definition.beyond]
@@ -533,8 +534,14 @@ def _beyond_context(
             "item": quote_identifier(c_item),
             "names": {"item": c_item},
         }
+    if "genres" in needs and item_features is None:
+        raise ConventionError(
+            f"{', '.join(names_of['genres'])} needs the items' genres: pass "
+            "item_features='<table of item, vector of genre weights>' (a multi-hot genre vector "
+            "per item)"
+        )
     features_ctx = None
-    if similarity == "features" and item_features is not None:
+    if (similarity == "features" or "genres" in needs) and item_features is not None:
         f_item = col.find_column(item_features, names.item, "item_features", "item")
         f_vec = col.find_column(item_features, names.features, "item_features", "features")
         col.require_same_family(recs, item, item_features, f_item, "item", "item_features")
@@ -567,8 +574,10 @@ def _beyond_context(
             {
                 "name": m.name,
                 "k": m.k,
-                "column": quote_identifier(m.label),
+                "column": quote_identifier(result_name(m.label)),
                 "per_user": m.definition.per_user,
+                # its number from the name (calibration's alpha): a finite float, a SQL literal
+                "param": None if m.param is None else repr(float(m.param)),
             }
             for m in beyond
         ],

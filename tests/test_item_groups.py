@@ -1,0 +1,165 @@
+"""The recommendation measures over item groups (issue 37, item 4): calibration@k (Steck 2018)
+against the numpy reference of the paper's formula (tests/reference_groups.py), on random
+data with score ties, items without a genre, users without history and lists without a genre;
+property tests of its invariants; names, parameters and errors."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+import reference_groups as ref
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import FAST
+from test_beyond_accuracy import top_lists
+
+import sqlmetrics
+from sqlmetrics.errors import ConventionError, InvalidDataError, UnknownMetricError
+
+CON = duckdb.connect()
+
+
+def genre_case(seed: int, *, groups: bool = False, text_items: bool = False):
+    """Random recs (few distinct scores: ties), a history (some users have none, some only
+    items without a genre) and multi-hot or weighted genre vectors (some items have no vector,
+    some only zeros). Returns rows of recs and history and {item: weights}."""
+    rng = random.Random(seed)
+    n_items, n_genres = rng.randint(3, 15), rng.randint(1, 5)
+    item = (lambda i: f"i{i}") if text_items else (lambda i: i * 7 % 31)
+    genres = {}
+    for i in range(n_items):
+        roll = rng.random()
+        if roll < 0.15:
+            continue  # no vector: no genre
+        if roll < 0.25:
+            weights = [0.0] * n_genres  # a vector of zeros: no genre either
+        elif roll < 0.4:
+            weights = [rng.choice((0.0, 0.5, 2.0, 3.25)) for _ in range(n_genres)]
+        else:
+            weights = [float(rng.random() < 0.4) for _ in range(n_genres)]
+        genres[item(i)] = np.array(weights)
+    recs, history = [], []
+    for user in range(rng.randint(1, 8)):
+        listed = rng.sample(range(n_items), rng.randint(1, n_items))
+        for model in ("a", "b") if groups else (None,):
+            for i in listed:
+                row = {"user_id": user, "item_id": item(i), "score": rng.choice((0.1, 0.5, 0.9))}
+                if groups:
+                    row["model"] = model
+                recs.append(row)
+        if rng.random() < 0.8:  # the others have no history
+            for i in rng.sample(range(n_items), rng.randint(1, n_items)):
+                history += [{"user_id": user, "item_id": item(i)}] * rng.choice((1, 1, 2))
+    history.append({"user_id": 99, "item_id": item(0)})  # a history user without a list
+    return recs, history, genres
+
+
+def features_table(genres: dict) -> pa.Table:
+    vectors = pa.array([list(map(float, w)) for w in genres.values()], pa.list_(pa.float64()))
+    return pa.table({"item_id": list(genres), "features": vectors})
+
+
+def expected_calibration(recs, history, genres, k, alpha=0.01, model=None) -> dict:
+    seen: dict = {}
+    for h in history:
+        seen.setdefault(h["user_id"], []).append(h["item_id"])
+    lists = top_lists(recs, k, model)
+    return {u: ref.calibration(seen.get(u, []), top, genres, alpha) for u, top in lists.items()}
+
+
+def mean_of(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_calibration_equals_stecks_formula(seed):
+    recs, history, genres = genre_case(seed, groups=seed % 2 == 0, text_items=seed % 3 == 0)
+    by = "model" if seed % 2 == 0 else None
+    alpha = (0.01, 0.2, 1.0, 1e-6)[seed % 4]
+    names = ["calibration@1", "calibration@3", f"calibration(alpha={alpha})@10"]
+    inputs = dict(history=pa.Table.from_pylist(history), item_features=features_table(genres), by=by)
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), names, **inputs).to_pylist()
+    per_user = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), names, per_user=True,
+                                   **inputs).to_pylist()
+    for model in ("a", "b") if by else (None,):
+        row = next(r for r in out if r.get("model") == model)
+        users = [r for r in per_user if r.get("model") == model]
+        for name, k, a in [(names[0], 1, 0.01), (names[1], 3, 0.01), (names[2], 10, alpha)]:
+            expected = expected_calibration(recs, history, genres, k, a, model)
+            assert {r["user_id"] for r in users} == set(expected)
+            for r in users:
+                want = expected[r["user_id"]]
+                assert (r[name] is None) == (want is None), (r["user_id"], name)
+                if want is not None:
+                    assert r[name] == pytest.approx(want, abs=1e-9), (r["user_id"], name)
+            want = mean_of(expected.values())
+            assert (row[name] is None) == (want is None)
+            if want is not None:
+                assert row[name] == pytest.approx(want, abs=1e-9), name
+
+
+def test_calibration_by_hand():
+    # user 1: history item 2 (genre g1); list 1 (g0, g2), 2 (g1): q = (1/4, 1/2, 1/4)
+    recs = pa.table({"user_id": [1, 1, 1, 2], "item_id": [1, 2, 3, 1], "score": [3.0, 2.0, 1.0, 1.0]})
+    history = pa.table({"user_id": [1, 1, 2], "item_id": [2, 4, 4]})
+    features = pa.table({"item_id": [1, 2, 3, 4],
+                         "features": [[1.0, 0, 1], [0.0, 1, 0], [1.0, 1, 1], [0.0, 0, 0]]})
+    out = sqlmetrics.evaluate(CON, recs, ["calibration@2", "calibration@1"], history=history,
+                              item_features=features, per_user=True).to_pylist()
+    # user 2's history (item 4) has no genre: no value
+    assert out[1]["calibration@2"] is None
+    assert out[0]["calibration@2"] == pytest.approx(math.log(1 / (0.99 * 0.5 + 0.01)), abs=1e-15)
+    # the top 1 (item 1) shares no genre with the history: q~(g1) = alpha, C_KL = ln(1/alpha)
+    assert out[0]["calibration@1"] == pytest.approx(math.log(100), abs=1e-12)
+
+
+@FAST
+@given(seed=st.integers(0, 10**6), alpha=st.sampled_from([0.01, 0.3, 1.0]), k=st.integers(1, 12))
+def test_calibration_properties(seed, alpha, k):
+    """0 <= C_KL <= ln(1/alpha); 0 when alpha = 1 (q~ = p) and when the list's genres are the
+    history's (history = the top k list itself)."""
+    recs, history, genres = genre_case(seed)
+    name = f"calibration(alpha={alpha})@{k}"
+    features = features_table(genres)
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), [name], history=pa.Table.from_pylist(history),
+                              item_features=features, per_user=True).to_pylist()
+    for r in out:
+        if r[name] is not None:
+            assert -1e-12 <= r[name] <= math.log(1 / alpha) + 1e-12
+            if alpha == 1.0:
+                assert r[name] == pytest.approx(0, abs=1e-12)
+    own = [{"user_id": u, "item_id": i} for u, top in top_lists(recs, k).items() for i in top]
+    same = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), [name], history=pa.Table.from_pylist(own),
+                               item_features=features, per_user=True).to_pylist()
+    for r in same:
+        assert r[name] is None or r[name] == pytest.approx(0, abs=1e-12)
+
+
+def test_calibration_names_and_errors():
+    recs = pa.table({"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]})
+    history = pa.table({"user_id": [1], "item_id": [2]})
+    features = pa.table({"item_id": [1, 2], "features": [[1.0, 0.0], [0.0, 1.0]]})
+    kw = dict(history=history, item_features=features)
+    assert sqlmetrics.evaluate(CON, recs, ["Calibration(alpha=1)@2"], **kw).column_names == [
+        "users", "Calibration(alpha=1)@2"]
+    with pytest.raises(UnknownMetricError, match="0 < alpha <= 1"):
+        sqlmetrics.evaluate(CON, recs, ["calibration(alpha=0)@2"], **kw)
+    with pytest.raises(UnknownMetricError, match="takes one parameter"):
+        sqlmetrics.evaluate(CON, recs, ["calibration(p=0.5)@2"], **kw)
+    with pytest.raises(UnknownMetricError, match="needs a cutoff"):
+        sqlmetrics.evaluate(CON, recs, ["calibration"], **kw)
+    with pytest.raises(UnknownMetricError, match="did you mean 'calibration'"):
+        sqlmetrics.evaluate(CON, recs, ["calibraton@2"], **kw)
+    with pytest.raises(ConventionError, match="item_features="):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history)
+    with pytest.raises(ConventionError, match="history="):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], item_features=features)
+    negative = pa.table({"item_id": [1, 2], "features": [[1.0, -1.0], [0.0, 1.0]]})
+    with pytest.raises(InvalidDataError, match="negative genre weight"):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history, item_features=negative)
