@@ -27,3 +27,29 @@ def calibration(history_items, top_items, genres: dict, alpha: float = 0.01) -> 
     mixed = (1 - alpha) * q + alpha * p
     support = p > 0
     return float(np.sum(p[support] * np.log(p[support] / mixed[support])))
+
+
+def _overlaps(short: list, long: list) -> list[int]:
+    """X_d = |S[:d] & L[:d]| for d = 1 .. len(long) (S[:d] is all of S past its end)."""
+    return [len(set(short[:d]) & set(long[:d])) for d in range(1, len(long) + 1)]
+
+
+def rbo_ext(first: list, second: list, p: float) -> float:
+    """Webber, Moffat and Zobel (TOIS 2010) eq. 32, RBO_EXT of lists of uneven lengths
+    s <= l: (1-p)/p (sum_{d=1}^{l} X_d/d p^d + sum_{d=s+1}^{l} X_s (d-s)/(s d) p^d)
+    + ((X_l - X_s)/l + X_s/s) p^l."""
+    short, long = sorted((first, second), key=len)
+    s, l = len(short), len(long)  # noqa: E741 - the paper's names
+    x = _overlaps(short, long)
+    x_s, x_l = x[s - 1], x[l - 1]
+    seen = sum(x[d - 1] / d * p**d for d in range(1, l + 1))
+    tail = sum(x_s * (d - s) / (s * d) * p**d for d in range(s + 1, l + 1))
+    return (1 - p) / p * (seen + tail) + ((x_l - x_s) / l + x_s / s) * p**l
+
+
+def rbo_sum(first: list, second: list, p: float) -> float:
+    """eq. 7, RBO evaluated to depth s, the shorter list's length: (1-p) sum_{d=1}^{s} p^(d-1) A_d,
+    A_d = X_d / d."""
+    short, long = sorted((first, second), key=len)
+    x = _overlaps(short, long)
+    return (1 - p) * sum(p ** (d - 1) * x[d - 1] / d for d in range(1, len(short) + 1))

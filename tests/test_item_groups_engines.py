@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
+import pytest
 import sqlglot
 from cross_engine import DUCKDB, _same_rows
-from test_item_groups import genre_case
+from test_item_groups import genre_case, systems_case
 
 import sqlmetrics
 
@@ -33,13 +34,27 @@ def group_data():
             pa.table({"item_id": list(features), "features": vectors}))
 
 
+def systems_data() -> pa.Table:
+    """Several seeds of test_item_groups.systems_case as one data set, users s * 1000 + user."""
+    recs = []
+    for s in SEEDS:
+        recs += [{**row, "user_id": s * 1000 + row["user_id"], "item_id": f"i{row['item_id']}"}
+                 for row in systems_case(s)]
+    return pa.Table.from_pylist(recs)
+
+
 def runs():
-    """(metrics, options, key of a row): aggregated by model, and per user."""
+    """(recs, metrics, options, key of a row): aggregated by model, and per user."""
     recs, history, features = group_data()
     metrics = ["calibration@1", "calibration@4", "calibration(alpha=0.2)@10"]
     base = dict(history=history, item_features=features, by="model")
-    yield recs, metrics, base, lambda row: row["model"]
-    yield recs, metrics, {**base, "per_user": True}, lambda row: (row["model"], row["user_id"])
+    by_model, by_user = (lambda row: row["model"]), (lambda row: (row["model"], row["user_id"]))
+    yield recs, metrics, base, by_model
+    yield recs, metrics, {**base, "per_user": True}, by_user
+    systems = systems_data()
+    metrics = ["rbo@1", "rbo@5", "rbo_sum(p=0.5)@5", "rbo(p=0.98)@10"]
+    yield systems, metrics, dict(by="model", baseline="B"), by_model
+    yield systems, metrics, dict(by="model", baseline="A", per_user=True), by_user
 
 
 def check_same_as_duckdb(con) -> None:
@@ -61,31 +76,31 @@ def test_spark_equals_duckdb(spark):
     check_same_as_duckdb(spark)
 
 
-def test_bigquery_text_computes_the_same():
-    dialect = "bigquery"
-    for recs, metrics, options, key in runs():
-        con = duckdb.connect()
-        for name in ("recs", "history", "item_features"):
+def _text(recs, metrics, options, dialect: str) -> tuple[duckdb.DuckDBPyConnection, str]:
+    """sql()'s text for `dialect` over tables of a new DuckDB connection holding the inputs."""
+    con = duckdb.connect()
+    named = dict(options)
+    for name, table in (("recs", recs), ("history", None), ("item_features", None)):
+        if table is not None or name in options:
             con.register(f"{name}_frame", recs if name == "recs" else options[name])
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")
-        named = {**options, "history": "history", "item_features": "item_features"}
-        text = sqlmetrics.sql(con, "recs", metrics, dialect=dialect, **named)
+            named[name] = name
+    return con, sqlmetrics.sql(con, named.pop("recs"), metrics, dialect=dialect, **named)
+
+
+@pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
+def test_bigquery_and_snowflake_text_computes_the_same(dialect):
+    """Snowflake's text with item_features (calibration) only parses here: sqlglot writes its
+    LATERAL FLATTEN of the vectors (sql/dialects/snowflake.sql.j2) as no DuckDB it can run (as
+    for diversity's); every other text runs translated to DuckDB."""
+    for recs, metrics, options, key in runs():
+        con, text = _text(recs, metrics, options, dialect)
+        if dialect == "snowflake" and "item_features" in options:
+            assert "calibration_genres" in text and "LN(" in text.upper()
+            sqlglot.parse_one(text, read="snowflake")
+            continue
         translated = sqlglot.transpile(text, read=dialect, write="duckdb")[0]
         expected = sqlmetrics.evaluate(DUCKDB, recs, metrics, **options)
         # (BigQuery's column of a label with a "." has a "_" in its place)
         actual = con.sql(translated).to_arrow_table().rename_columns(expected.column_names)
         _same_rows(actual, expected, key)
-
-
-def test_snowflake_text_parses():
-    """Snowflake's text only parses here: sqlglot writes its LATERAL FLATTEN of item_features'
-    vectors (sql/dialects/snowflake.sql.j2) as no DuckDB it can run, as for diversity's."""
-    recs, metrics, options, _ = next(runs())
-    con = duckdb.connect()
-    for name in ("recs", "history", "item_features"):
-        con.register(f"{name}_frame", recs if name == "recs" else options[name])
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")
-    named = {**options, "history": "history", "item_features": "item_features"}
-    text = sqlmetrics.sql(con, "recs", metrics, dialect="snowflake", **named)
-    assert "calibration_genres" in text and "LN(" in text.upper()
-    sqlglot.parse_one(text, read="snowflake")

@@ -139,6 +139,23 @@ _BEYOND_EXAMPLES = {
     ...                        features="genres").to_pylist()
     [{'users': 2, 'calibration@2': 2.302585092994046}]
 """,
+    "rbo": """
+    model B's list (b, a, d) against model A's (a, b, c): X_d = 0, 2, 2 over depths 1 to 3, so
+    (1 - 0.9) (0.9 * 2/2 + 0.81 * 2/3) + 2/3 * 0.9^3; model A's own lists: 1:
+
+    >>> recs = pa.table({"user_id": [1] * 6, "item_id": ["a", "b", "c", "b", "a", "d"],
+    ...                  "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0], "model": ["A"] * 3 + ["B"] * 3})
+    >>> sqlmetrics.rbo(con, recs, k=3, by="model", baseline="A").to_pylist()
+    [{'model': 'A', 'users': 1, 'rbo@3': 1.0}, {'model': 'B', 'users': 1, 'rbo@3': 0.6300000000000001}]
+""",
+    "rbo_sum": """
+    the same lists: the sum to depth 3 without the extrapolation, 0.1 * (0.9 + 0.54):
+
+    >>> recs = pa.table({"user_id": [1] * 6, "item_id": ["a", "b", "c", "b", "a", "d"],
+    ...                  "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0], "model": ["A"] * 3 + ["B"] * 3})
+    >>> sqlmetrics.rbo_sum(con, recs, k=3, by="model", baseline="A").column("rbo_sum@3").to_pylist()
+    [0.271, 0.14400000000000002]
+""",
     "fcp": """
     seed 004: true order A > B > C, ranked B, A, C: A > C and B > C concordant, A > B not:
 
@@ -217,3 +234,5 @@ serendipity = _metric_function("serendipity")
 personalization = _metric_function("personalization")
 # over item groups (issue 37, item 4)
 calibration = _metric_function("calibration")
+rbo = _metric_function("rbo")
+rbo_sum = _metric_function("rbo_sum")

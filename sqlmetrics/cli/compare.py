@@ -147,7 +147,8 @@ def _compare(con: Any, source: Any, metrics: list[str], values: list[Any], kw: d
     """compare() with the --baseline values, each read again as a value of its by column's
     type (a number, a boolean, a date) where that column is not text: the command line gives
     text only."""
-    from ..stats.compare import TextBaselineError, baseline_from_text, compare
+    from ..statement.baselines import TextBaselineError
+    from ..stats.compare import baseline_from_text, compare
 
     for _ in range(len(values) + 1):
         try:

@@ -351,6 +351,8 @@ def _ranx(name: str) -> Resolved | None:
 # the measures over item groups: name -> (its parameter, the range it takes, said in words)
 _OWN_PARAMETER: dict[str, tuple[str, object, str]] = {
     "calibration": ("alpha", lambda x: 0 < x <= 1, "0 < alpha <= 1"),
+    "rbo": ("p", lambda x: 0 < x < 1, "0 < p < 1"),
+    "rbo_sum": ("p", lambda x: 0 < x < 1, "0 < p < 1"),
 }
 _OWN_NAME = re.compile(r"^([A-Za-z_]+)\((.*)\)(?:@([0-9]+))?$")
 

@@ -39,7 +39,7 @@ class MetricDefinition:
     per_user: bool = True  # False: a property of all lists together (per_user=True refuses it)
     needs: tuple[str, ...] = ()  # inputs: "history", "catalog" (catalog= or history=),
     # "similarity" (history= or item_features=), "relevance" (truth= or a relevance column),
-    # "genres" (item_features= read as genre weights)
+    # "genres" (item_features= read as genre weights), "baseline" (by= and baseline=)
     uses_lists: bool = True  # reads the users' top-k lists
 
     def __post_init__(self) -> None:
@@ -68,6 +68,7 @@ _SERENDIPITY = "beyond/serendipity.sql.j2"
 _PERSONALIZATION = "beyond/personalization.sql.j2"
 # recommendation measures over item groups (issue 37, item 4)
 _CALIBRATION = "beyond/calibration.sql.j2"
+_RBO = "beyond/rbo.sql.j2"
 
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
@@ -450,6 +451,26 @@ METRICS: dict[str, MetricDefinition] = {
             beyond=True,
             needs=("history", "genres"),
             parameter="alpha",
+        ),
+        MetricDefinition(
+            "rbo",
+            _RBO,
+            "Webber's RBO_ext of the top k and the baseline's top k (uneven lengths, eq. 32);"
+            " p = 0.9 unless given",
+            tie_averaged=False,
+            beyond=True,
+            needs=("baseline",),
+            parameter="p",
+        ),
+        MetricDefinition(
+            "rbo_sum",
+            _RBO,
+            "(1 - p) sum_{d<=s} p^(d-1) X_d / d: RBO to the shorter list's depth s, a lower bound;"
+            " p = 0.9 unless given",
+            tie_averaged=False,
+            beyond=True,
+            needs=("baseline",),
+            parameter="p",
         ),
     ]
 }
