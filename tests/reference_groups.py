@@ -1,7 +1,10 @@
 """Short numpy references of the papers' formulas for the measures over item groups (issue 37,
-item 4), written from the papers, not from the SQL: calibration (Steck 2018)."""
+item 4), written from the papers, not from the SQL: calibration (Steck 2018), rank-biased
+overlap (Webber et al. 2010), expected exposure (Diaz et al. 2020)."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -53,3 +56,32 @@ def rbo_sum(first: list, second: list, p: float) -> float:
     short, long = sorted((first, second), key=len)
     x = _overlaps(short, long)
     return (1 - p) * sum(p ** (d - 1) * x[d - 1] / d for d in range(1, len(short) + 1))
+
+
+def expected_exposure(ranking: list, grades: dict, k: int | None, gamma: float = 0.5,
+                      threshold: float = 1) -> tuple[float, float, float]:
+    """Diaz et al. (CIKM 2020), one deterministic ranking (one sample), the RBP browsing model:
+    (EE-L, EE-D, EE-R) = (||e - e*||^2, ||e||^2, e . e*). e_d = gamma^(rank-1) for the top k
+    (0 elsewhere); e*_d is the mean of e over every ranking that puts the relevant items (grade
+    >= threshold) first by grade descending, the equally graded ones in any order, estimated
+    here by enumerating those orders (not by the paper's closed form)."""
+    top = ranking if k is None else ranking[:k]
+    e = {d: gamma**i for i, d in enumerate(top)}
+    relevant = sorted((d for d, g in grades.items() if g >= threshold), key=lambda d: -grades[d])
+    levels: dict = {}
+    for d in relevant:
+        levels.setdefault(grades[d], []).append(d)
+    target: dict = {}
+    start = 0
+    for grade in sorted(levels, reverse=True):
+        members = levels[grade]
+        orders = list(itertools.permutations(members))
+        for order in orders:
+            for i, d in enumerate(order):
+                target[d] = target.get(d, 0.0) + gamma ** (start + i) / len(orders)
+        start += len(members)
+    items = set(e) | set(target)
+    loss = sum((e.get(d, 0.0) - target.get(d, 0.0)) ** 2 for d in items)
+    disparity = sum(v * v for v in e.values())
+    relevance = sum(e.get(d, 0.0) * target.get(d, 0.0) for d in items)
+    return loss, disparity, relevance

@@ -293,3 +293,80 @@ def test_rbo_needs_by_and_baseline():
         sqlmetrics.evaluate(CON, table, ["rbo(p=1)@3"], by="model", baseline="A")
     with pytest.raises(UnknownMetricError, match="did you mean 'rbo_sum'"):
         sqlmetrics.evaluate(CON, table, ["rbo_summ@3"], by="model", baseline="A")
+
+
+# ---- expected exposure (Diaz et al. 2020) -----------------------------------------------------
+
+
+def exposure_case(seed: int):
+    """Random recs with score ties and graded truth (negative, 0, missing grades; at most 5
+    items of one grade), users without truth, truth users without a list."""
+    rng = random.Random(seed)
+    n_items = rng.randint(1, 12)
+    recs, truth = [], []
+    for user in range(rng.randint(1, 7)):
+        if rng.random() < 0.85:
+            recs += [{"user_id": user, "item_id": i, "score": rng.choice((0.1, 0.5, 0.9))}
+                     for i in rng.sample(range(n_items), rng.randint(1, n_items))]
+        if rng.random() < 0.85:
+            judged = rng.sample(range(n_items + 3), rng.randint(1, min(8, n_items + 3)))
+            truth += [{"user_id": user, "item_id": i, "relevance": rng.choice((-1, 0, 1, 1, 2, 3))}
+                      for i in judged]
+    return recs, truth
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_expected_exposure_equals_the_papers_definitions(seed):
+    recs, truth = exposure_case(seed)
+    gamma = (0.5, 0.9, 0.1, 0.5)[seed % 4]
+    missing = "zero" if seed % 2 else "skip"
+    threshold = 2 if seed % 3 == 0 else 1
+    names = {"ee_l@3": (0, 3, 0.5), "ee_d@3": (1, 3, 0.5), "ee_r@3": (2, 3, 0.5),
+             f"ee_l(gamma={gamma})@10": (0, 10, gamma), f"ee_r(gamma={gamma})": (2, None, gamma),
+             f"ee_d(gamma={gamma})@1": (1, 1, gamma)}
+    if not recs or not truth:
+        return
+    inputs = dict(truth=pa.Table.from_pylist(truth), missing=missing, threshold=threshold)
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), per_user=True,
+                              **inputs).to_pylist()
+    lists = top_lists(recs, 10**6)
+    grades: dict = {}
+    for t in truth:
+        grades.setdefault(t["user_id"], {})[t["item_id"]] = t["relevance"]
+    users = set(grades) if missing == "zero" else set(lists) & set(grades)
+    assert {r["user_id"] for r in out} == users
+    for r in out:
+        for name, (which, k, g) in names.items():
+            want = ref.expected_exposure(lists.get(r["user_id"], []), grades[r["user_id"]], k, g, threshold)
+            assert r[name] == pytest.approx(want[which], abs=1e-9), (r["user_id"], name)
+    means = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), **inputs).to_pylist()[0]
+    for name in names:
+        assert means[name] == pytest.approx(sum(r[name] for r in out) / len(out), abs=1e-9)
+
+
+def test_expected_exposure_by_hand():
+    # list a, b, c; a of grade 2 alone, c and e of grade 1: e* = 1, 0.375, 0.375; e = 1, 0.5, 0.25
+    recs = pa.table({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    truth = pa.table({"user_id": [1, 1, 1], "item_id": ["a", "c", "e"], "relevance": [2, 1, 1]})
+    out = sqlmetrics.evaluate(CON, recs, ["ee_l@3", "ee_d@3", "ee_r@3"], truth=truth).to_pylist()[0]
+    assert out["ee_d@3"] == 1.3125 and out["ee_r@3"] == 1.09375
+    assert out["ee_l@3"] == pytest.approx(0.5**2 + 0.125**2 + 0.375**2, abs=1e-15)
+
+
+@FAST
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 12), gamma=st.sampled_from([0.2, 0.5, 0.95]))
+def test_expected_exposure_properties(seed, k, gamma):
+    """ee_l (a squared distance) >= 0, ee_r >= 0, and ee_d = (1 - gamma^(2n)) / (1 - gamma^2)
+    for a list of n = min(k, N) items, whatever the truth."""
+    recs, truth = exposure_case(seed)
+    if not recs or not truth:
+        return
+    names = [f"ee_l(gamma={gamma})@{k}", f"ee_d(gamma={gamma})@{k}", f"ee_r(gamma={gamma})@{k}"]
+    truth_table = pa.Table.from_pylist(truth)
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), names, truth=truth_table,
+                              per_user=True).to_pylist()
+    for r in out:
+        loss, disparity, relevance = (r[n] for n in names)
+        assert loss >= -1e-12 and relevance >= -1e-12
+        n = min(k, sum(1 for row in recs if row["user_id"] == r["user_id"]))
+        assert disparity == pytest.approx((1 - gamma ** (2 * n)) / (1 - gamma * gamma), abs=1e-12)

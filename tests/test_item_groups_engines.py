@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 import sqlglot
 from cross_engine import DUCKDB, _same_rows
-from test_item_groups import genre_case, systems_case
+from test_item_groups import exposure_case, genre_case, systems_case
 
 import sqlmetrics
 
@@ -43,6 +43,16 @@ def systems_data() -> pa.Table:
     return pa.Table.from_pylist(recs)
 
 
+def exposure_data() -> tuple[pa.Table, pa.Table]:
+    """Several seeds of test_item_groups.exposure_case as one data set, users s * 1000 + user."""
+    recs, truth = [], []
+    for s in SEEDS:
+        r, t = exposure_case(s)
+        recs += [{**row, "user_id": s * 1000 + row["user_id"], "model": f"s{s % 2}"} for row in r]
+        truth += [{**row, "user_id": s * 1000 + row["user_id"]} for row in t]
+    return pa.Table.from_pylist(recs), pa.Table.from_pylist(truth)
+
+
 def runs():
     """(recs, metrics, options, key of a row): aggregated by model, and per user."""
     recs, history, features = group_data()
@@ -55,6 +65,10 @@ def runs():
     metrics = ["rbo@1", "rbo@5", "rbo_sum(p=0.5)@5", "rbo(p=0.98)@10"]
     yield systems, metrics, dict(by="model", baseline="B"), by_model
     yield systems, metrics, dict(by="model", baseline="A", per_user=True), by_user
+    recs, truth = exposure_data()
+    metrics = ["ee_l@3", "ee_d@3", "ee_r@3", "ee_l(gamma=0.9)@10", "ee_r(gamma=0.8)"]
+    yield recs, metrics, dict(truth=truth, by="model", threshold=2), by_model
+    yield recs, metrics, dict(truth=truth, by="model", missing="zero", per_user=True), by_user
 
 
 def check_same_as_duckdb(con) -> None:
@@ -80,7 +94,7 @@ def _text(recs, metrics, options, dialect: str) -> tuple[duckdb.DuckDBPyConnecti
     """sql()'s text for `dialect` over tables of a new DuckDB connection holding the inputs."""
     con = duckdb.connect()
     named = dict(options)
-    for name, table in (("recs", recs), ("history", None), ("item_features", None)):
+    for name, table in (("recs", recs), ("truth", None), ("history", None), ("item_features", None)):
         if table is not None or name in options:
             con.register(f"{name}_frame", recs if name == "recs" else options[name])
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")

@@ -69,6 +69,7 @@ _PERSONALIZATION = "beyond/personalization.sql.j2"
 # recommendation measures over item groups (issue 37, item 4)
 _CALIBRATION = "beyond/calibration.sql.j2"
 _RBO = "beyond/rbo.sql.j2"
+_EXPOSURE = "metrics/exposure.sql.j2"
 
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
@@ -461,6 +462,34 @@ METRICS: dict[str, MetricDefinition] = {
             beyond=True,
             needs=("baseline",),
             parameter="p",
+        ),
+        MetricDefinition(
+            "ee_l",
+            _EXPOSURE,
+            "||e - e*||^2: expected exposure loss, e_i = gamma^(i-1) in the top k, e* the ideal"
+            " policy's (Diaz et al. 2020); gamma = 0.5 unless given",
+            tie_averaged=False,
+            parameter="gamma",
+            bound=6,
+            reads=("retrieved", "grades", "judgments"),
+        ),
+        MetricDefinition(
+            "ee_d",
+            _EXPOSURE,
+            "||e||^2: expected exposure disparity, (1 - gamma^(2n)) / (1 - gamma^2), n = min(k, N)",
+            tie_averaged=False,
+            parameter="gamma",
+            bound=6,
+            reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "ee_r",
+            _EXPOSURE,
+            "e . e*: expected exposure relevance",
+            tie_averaged=False,
+            parameter="gamma",
+            bound=6,
+            reads=("grades", "judgments"),
         ),
         MetricDefinition(
             "rbo_sum",
