@@ -5,6 +5,7 @@ property tests of its invariants; names, parameters and errors."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -370,3 +371,30 @@ def test_expected_exposure_properties(seed, k, gamma):
         assert loss >= -1e-12 and relevance >= -1e-12
         n = min(k, sum(1 for row in recs if row["user_id"] == r["user_id"]))
         assert disparity == pytest.approx((1 - gamma ** (2 * n)) / (1 - gamma * gamma), abs=1e-12)
+
+
+def test_rbo_on_the_command_line(tmp_path, capsys):
+    """sqlmetrics evaluate --by model --baseline VALUE: the same numbers; a number read as the
+    integer by column's value; without --baseline, one line and exit status 2."""
+    import pyarrow.csv as csv
+
+    from sqlmetrics import cli
+
+    table = pa.Table.from_pylist(systems_case(3))
+    numbered = table.drop_columns("model").append_column(
+        "model", pa.array([ord(m) for m in table.column("model").to_pylist()]))
+    for data, baseline, value in ((table, "B", "B"), (numbered, str(ord("B")), ord("B"))):
+        path = tmp_path / "recs.csv"
+        csv.write_csv(data, path)
+        code = cli.main(["evaluate", str(path), "--metrics", "rbo@5,rbo_sum(p=0.5)@3", "--by", "model",
+                         "--baseline", baseline, "--format", "json"])
+        assert code == 0
+        printed = json.loads(capsys.readouterr().out)
+        expected = sqlmetrics.evaluate(CON, data, ["rbo@5", "rbo_sum(p=0.5)@3"], by="model",
+                                       baseline=value).to_pylist()
+        assert len(printed) == len(expected)
+        for got, want in zip(printed, expected, strict=True):
+            for name in ("rbo@5", "rbo_sum(p=0.5)@3"):
+                assert got[name] == pytest.approx(want[name], abs=1e-12)
+    assert cli.main(["evaluate", str(path), "--metrics", "rbo@5", "--by", "model"]) == 2
+    assert "--baseline" in capsys.readouterr().err

@@ -403,14 +403,16 @@ def _rbo_context(recs, by, baseline, labels, metrics, sql_dialect, groups) -> di
     if not by:
         raise ConventionError(
             f"{', '.join(labels)} compares each system's lists with a baseline system's: pass "
-            "by='<the system column>' and baseline=<its value for the reference system>"
+            "by='<the system column>' and baseline=<its value for the reference system> (on the "
+            "command line --by and --baseline)"
         )
     baselines = tuple(baseline) if isinstance(baseline, tuple) else (baseline,)
     if baseline is None or len(baselines) != len(by):
         given = "no baseline=" if baseline is None else f"baseline={baseline!r}"
         raise ConventionError(
             f"{', '.join(labels)}: {given} for the {len(by)} by column(s) {', '.join(by)}; give the "
-            "reference system's value (a tuple with one value per by column)"
+            "reference system's value (a tuple with one value per by column; on the command line "
+            "--baseline)"
         )
     return {
         "baseline": [
