@@ -398,3 +398,41 @@ def test_rbo_on_the_command_line(tmp_path, capsys):
                 assert got[name] == pytest.approx(want[name], abs=1e-12)
     assert cli.main(["evaluate", str(path), "--metrics", "rbo@5", "--by", "model"]) == 2
     assert "--baseline" in capsys.readouterr().err
+
+
+def test_units_of_two_key_columns():
+    """user=["user_id", "day"]: calibration meets the user's whole history when history has no
+    day; rbo pairs the lists of one (user, day); expected exposure judges each (user, day)."""
+    recs, history, genres = genre_case(7, groups=True)
+    days = [{**r, "day": r["item_id"] % 2} for r in recs]  # (each user's items in two days)
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(days), ["calibration@3", "rbo@4"], by="model",
+                              baseline="a", history=pa.Table.from_pylist(history),
+                              item_features=features_table(genres), user=["user_id", "day"],
+                              per_user=True).to_pylist()
+    seen: dict = {}
+    for h in history:
+        seen.setdefault(h["user_id"], []).append(h["item_id"])
+    checked = set()
+    for r in out:
+        key = (r["user_id"], r["day"])
+        rows = [x for x in days if (x["user_id"], x["day"], x["model"]) == (*key, r["model"])]
+        top = top_lists(rows, 3, r["model"])[r["user_id"]]
+        want = ref.calibration(seen.get(r["user_id"], []), top, genres)
+        assert (r["calibration@3"] is None) == (want is None)
+        if want is not None:
+            assert r["calibration@3"] == pytest.approx(want, abs=1e-9)
+        base = [x for x in days if (x["user_id"], x["day"], x["model"]) == (*key, "a")]
+        if not base:
+            assert r["rbo@4"] is None
+        else:
+            mine, theirs = top_lists(rows, 4, r["model"])[r["user_id"]], top_lists(base, 4, "a")[r["user_id"]]
+            assert r["rbo@4"] == pytest.approx(ref.rbo_ext(mine, theirs, 0.9), abs=1e-9)
+            checked.add(r["model"])
+    assert checked == {"a", "b"}
+
+
+def test_exposure_refuses_tie_averaging():
+    recs, truth = exposure_case(2)
+    with pytest.raises(ConventionError, match="ee_l@3"):
+        sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["ee_l@3"], truth=pa.Table.from_pylist(truth),
+                            ties="average")
