@@ -59,12 +59,13 @@ def rbo_sum(first: list, second: list, p: float) -> float:
 
 
 def expected_exposure(ranking: list, grades: dict, k: int | None, gamma: float = 0.5,
-                      threshold: float = 1) -> tuple[float, float, float]:
+                      threshold: float = 1, groups: dict | None = None) -> tuple[float, float, float] | None:
     """Diaz et al. (CIKM 2020), one deterministic ranking (one sample), the RBP browsing model:
     (EE-L, EE-D, EE-R) = (||e - e*||^2, ||e||^2, e . e*). e_d = gamma^(rank-1) for the top k
     (0 elsewhere); e*_d is the mean of e over every ranking that puts the relevant items (grade
     >= threshold) first by grade descending, the equally graded ones in any order, estimated
-    here by enumerating those orders (not by the paper's closed form)."""
+    here by enumerating those orders (not by the paper's closed form). With `groups` ({item:
+    its groups}): the same over the groups' summed exposures."""
     top = ranking if k is None else ranking[:k]
     e = {d: gamma**i for i, d in enumerate(top)}
     relevant = sorted((d for d, g in grades.items() if g >= threshold), key=lambda d: -grades[d])
@@ -80,6 +81,14 @@ def expected_exposure(ranking: list, grades: dict, k: int | None, gamma: float =
             for i, d in enumerate(order):
                 target[d] = target.get(d, 0.0) + gamma ** (start + i) / len(orders)
         start += len(members)
+    if groups is not None:
+        # Diaz et al. section 5 (expeval's group.py): the exposures of the relevant items summed
+        # per group of theirs, over the groups of the relevant items; None without any
+        keys = {g for d in target for g in groups.get(d, ())}
+        if not keys:
+            return None
+        e = {g: sum(v for d, v in e.items() if d in target and g in groups.get(d, ())) for g in keys}
+        target = {g: sum(v for d, v in target.items() if g in groups.get(d, ())) for g in keys}
     items = set(e) | set(target)
     loss = sum((e.get(d, 0.0) - target.get(d, 0.0)) ** 2 for d in items)
     disparity = sum(v * v for v in e.values())

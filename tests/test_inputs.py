@@ -291,7 +291,7 @@ def test_metric_functions(con):
     for name, function in every.items():
         needs = sqlmetrics.METRICS[name].needs
         extra = {"history": TRUTH} if sqlmetrics.METRICS[name].beyond else {}  # beyond accuracy
-        extra |= {"item_features": genres} if "genres" in needs else {}
+        extra |= {"item_features": genres} if "genres" in needs else {}  # (groups too)
         extra |= {"by": "day", "baseline": 1} if "baseline" in needs else {}
         recs = RECS.append_column("day", pa.array([1] * RECS.num_rows)) if "baseline" in needs else RECS
         out = function(con, recs, truth=TRUTH, **extra)

@@ -436,3 +436,51 @@ def test_exposure_refuses_tie_averaging():
     with pytest.raises(ConventionError, match="ee_l@3"):
         sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["ee_l@3"], truth=pa.Table.from_pylist(truth),
                             ties="average")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_group_expected_exposure_equals_the_papers_definitions(seed):
+    recs, truth = exposure_case(seed)
+    if not recs or not truth:
+        return
+    rng = random.Random(seed)
+    items = sorted({r["item_id"] for r in recs} | {t["item_id"] for t in truth})
+    vectors = {i: [float(rng.random() < 0.4) for _ in range(3)] for i in items if rng.random() < 0.85}
+    features = pa.table({"item_id": pa.array(list(vectors), pa.int64()),
+                         "features": pa.array(list(vectors.values()), pa.list_(pa.float64()))})
+    groups = {i: {g for g, w in enumerate(v) if w > 0} for i, v in vectors.items()}
+    gamma = (0.5, 0.8, 0.3)[seed % 3]
+    names = {"group_ee_l@3": (0, 3, 0.5), "group_ee_d@3": (1, 3, 0.5), "group_ee_r@3": (2, 3, 0.5),
+             f"group_ee_l(gamma={gamma})@10": (0, 10, gamma),
+             f"group_ee_r(gamma={gamma})@2": (2, 2, gamma)}
+    inputs = dict(truth=pa.Table.from_pylist(truth), item_features=features, threshold=1 + seed % 2)
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), per_user=True,
+                              **inputs).to_pylist()
+    lists = top_lists(recs, 10**6)
+    grades: dict = {}
+    for t in truth:
+        grades.setdefault(t["user_id"], {})[t["item_id"]] = t["relevance"]
+    assert {r["user_id"] for r in out} == set(lists)
+    for r in out:
+        for name, (which, k, g) in names.items():
+            want = ref.expected_exposure(lists[r["user_id"]], grades.get(r["user_id"], {}), k, g,
+                                         1 + seed % 2, groups)
+            assert (r[name] is None) == (want is None), (r, name)
+            if want is not None:
+                assert r[name] == pytest.approx(want[which], abs=1e-9), (r["user_id"], name)
+    means = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), **inputs).to_pylist()[0]
+    for name in names:
+        values = [r[name] for r in out if r[name] is not None]
+        assert (means[name] is None) == (not values)
+        if values:
+            assert means[name] == pytest.approx(sum(values) / len(values), abs=1e-9)
+
+
+def test_group_expected_exposure_needs_truth_and_groups():
+    recs, truth = exposure_case(3)
+    features = pa.table({"item_id": [0], "features": [[1.0]]})
+    with pytest.raises(ConventionError, match="truth="):
+        sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["group_ee_l@3"], item_features=features)
+    with pytest.raises(ConventionError, match="item_features="):
+        sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["group_ee_l@3"],
+                            truth=pa.Table.from_pylist(truth))

@@ -353,7 +353,10 @@ _OWN_PARAMETER: dict[str, tuple[str, object, str]] = {
     "calibration": ("alpha", lambda x: 0 < x <= 1, "0 < alpha <= 1"),
     "rbo": ("p", lambda x: 0 < x < 1, "0 < p < 1"),
     "rbo_sum": ("p", lambda x: 0 < x < 1, "0 < p < 1"),
-    **dict.fromkeys(("ee_l", "ee_d", "ee_r"), ("gamma", lambda x: 0 < x < 1, "0 < gamma < 1")),
+    **dict.fromkeys(
+        ("ee_l", "ee_d", "ee_r", "group_ee_l", "group_ee_d", "group_ee_r"),
+        ("gamma", lambda x: 0 < x < 1, "0 < gamma < 1"),
+    ),
 }
 _OWN_NAME = re.compile(r"^([A-Za-z_]+)\((.*)\)(?:@([0-9]+))?$")
 

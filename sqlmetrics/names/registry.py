@@ -39,7 +39,8 @@ class MetricDefinition:
     per_user: bool = True  # False: a property of all lists together (per_user=True refuses it)
     needs: tuple[str, ...] = ()  # inputs: "history", "catalog" (catalog= or history=),
     # "similarity" (history= or item_features=), "relevance" (truth= or a relevance column),
-    # "genres" (item_features= read as genre weights), "baseline" (by= and baseline=)
+    # "genres" (item_features= read as genre weights), "baseline" (by= and baseline=),
+    # "truth" (a truth= table)
     uses_lists: bool = True  # reads the users' top-k lists
 
     def __post_init__(self) -> None:
@@ -70,6 +71,7 @@ _PERSONALIZATION = "beyond/personalization.sql.j2"
 _CALIBRATION = "beyond/calibration.sql.j2"
 _RBO = "beyond/rbo.sql.j2"
 _EXPOSURE = "metrics/exposure.sql.j2"
+_GROUP_EXPOSURE = "beyond/group_exposure.sql.j2"
 
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
@@ -491,6 +493,23 @@ METRICS: dict[str, MetricDefinition] = {
             bound=6,
             reads=("grades", "judgments"),
         ),
+        *[
+            MetricDefinition(
+                f"group_ee_{form}",
+                _GROUP_EXPOSURE,
+                formula + " over item groups: E_G, T_G the sums of e, e* over the relevant items in"
+                " group G (item_features' positive elements); gamma = 0.5 unless given",
+                tie_averaged=False,
+                beyond=True,
+                needs=("genres", "truth"),
+                parameter="gamma",
+            )
+            for form, formula in (
+                ("l", "sum_G (E_G - T_G)^2"),
+                ("d", "sum_G E_G^2"),
+                ("r", "sum_G E_G T_G"),
+            )
+        ],
         MetricDefinition(
             "rbo_sum",
             _RBO,

@@ -570,6 +570,11 @@ def _beyond_context(
             "item": quote_identifier(c_item),
             "names": {"item": c_item},
         }
+    if "truth" in needs and truth is None:
+        raise ConventionError(
+            f"{', '.join(names_of['truth'])} needs the relevant items of each user: pass "
+            "truth='<table of (user, item[, relevance])>'"
+        )
     if "genres" in needs and item_features is None:
         raise ConventionError(
             f"{', '.join(names_of['genres'])} needs the items' genres: pass "
