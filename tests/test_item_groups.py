@@ -484,3 +484,25 @@ def test_group_expected_exposure_needs_truth_and_groups():
     with pytest.raises(ConventionError, match="item_features="):
         sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["group_ee_l@3"],
                             truth=pa.Table.from_pylist(truth))
+
+
+def test_ordinary_data_runs_once(monkeypatch):
+    """The measures over item groups on the random data above: every statement in the fast
+    form of the exact sums, none run again in the wide one (sql/exact_sum.sql.j2)."""
+    from test_exact_sums import recording_forms
+
+    forms = recording_forms(monkeypatch)
+    for seed in range(4):
+        recs, history, genres = genre_case(seed)
+        inputs = dict(history=pa.Table.from_pylist(history), item_features=features_table(genres))
+        sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["calibration@3", "calibration(alpha=0.2)@10"],
+                            **inputs)
+        table = pa.Table.from_pylist(systems_case(seed))
+        sqlmetrics.evaluate(CON, table, ["rbo@10", "rbo_sum(p=0.98)@10"], by="model", baseline="A")
+        recs, truth = exposure_case(seed)
+        if recs and truth:
+            features = pa.table({"item_id": pa.array(range(20), pa.int64()),
+                                 "features": [[float(i % 2), float(i % 3 == 0)] for i in range(20)]})
+            sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["ee_l@10", "ee_r(gamma=0.9)@20",
+                                "group_ee_l@10"], truth=pa.Table.from_pylist(truth), item_features=features)
+    assert forms and set(forms) == {"fast"}, forms
