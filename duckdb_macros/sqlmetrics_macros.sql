@@ -27698,3 +27698,2333 @@ ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3"
 ) AS sqlmetrics_result
 ) AS sqlmetrics_columns
 ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_l(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "ee_l" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_l: k must be an integer from 1 to 100000 (sqlmetrics_ee_l_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_l: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_l: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_l: k must be an integer from 1 to 100000 (sqlmetrics_ee_l_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_l: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_l: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_l@k = ||e - e*||^2: expected exposure loss, e_i = gamma^(i-1) in the top k, e* the ideal policy's (Diaz et al. 2020); gamma = 0.5 unless given
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * least(max(_retrieved), k))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) - 2 * CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END + CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_l"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.2089258196146292e+24 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "ee_l"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("ee_l" AS DOUBLE) * CAST(1.2089258196146292e+24 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_l_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "ee_l" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_l_per_user: k must be an integer from 1 to 100000 (sqlmetrics_ee_l_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_l_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_l_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_l_per_user: k must be an integer from 1 to 100000 (sqlmetrics_ee_l_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_l_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_l_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_l@k = ||e - e*||^2: expected exposure loss, e_i = gamma^(i-1) in the top k, e* the ideal policy's (Diaz et al. 2020); gamma = 0.5 unless given
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * least(max(_retrieved), k))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) - 2 * CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END + CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_l"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("ee_l" AS DOUBLE) AS "ee_l"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_l_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "ee_l" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_l_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_l_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_l = ||e - e*||^2: expected exposure loss, e_i = gamma^(i-1) in the top k, e* the ideal policy's (Diaz et al. 2020); gamma = 0.5 unless given
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * max(_retrieved))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) - 2 * CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END + CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_l"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.2089258196146292e+24 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "ee_l"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("ee_l" AS DOUBLE) * CAST(1.2089258196146292e+24 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_l_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "ee_l" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_l_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_l_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_l = ||e - e*||^2: expected exposure loss, e_i = gamma^(i-1) in the top k, e* the ideal policy's (Diaz et al. 2020); gamma = 0.5 unless given
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * max(_retrieved))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) - 2 * CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END + CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 THEN (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_l"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("ee_l" AS DOUBLE) AS "ee_l"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_d(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "ee_d" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_d: k must be an integer from 1 to 100000 (sqlmetrics_ee_d_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_d: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_d: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_d: k must be an integer from 1 to 100000 (sqlmetrics_ee_d_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_d: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_d: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_d@k = ||e||^2: expected exposure disparity, (1 - gamma^(2n)) / (1 - gamma^2), n = min(k, N)
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * least(max(_retrieved), k))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) AS "ee_d"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.2089258196146292e+24 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "ee_d"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("ee_d" AS DOUBLE) * CAST(1.2089258196146292e+24 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_d_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "ee_d" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_d_per_user: k must be an integer from 1 to 100000 (sqlmetrics_ee_d_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_d_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_d_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_d_per_user: k must be an integer from 1 to 100000 (sqlmetrics_ee_d_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_d_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_d_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_d@k = ||e||^2: expected exposure disparity, (1 - gamma^(2n)) / (1 - gamma^2), n = min(k, N)
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * least(max(_retrieved), k))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) AS "ee_d"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("ee_d" AS DOUBLE) AS "ee_d"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_d_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "ee_d" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_d_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_d_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_d = ||e||^2: expected exposure disparity, (1 - gamma^(2n)) / (1 - gamma^2), n = min(k, N)
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * max(_retrieved))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) AS "ee_d"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.2089258196146292e+24 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "ee_d"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("ee_d" AS DOUBLE) * CAST(1.2089258196146292e+24 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_d_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "ee_d" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        count(*) AS _retrieved,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_d_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_d_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _retrieved FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count, r._retrieved
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        u._retrieved,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _retrieved, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, u._retrieved, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            WHERE _rel > 0
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_d = ||e||^2: expected exposure disparity, (1 - gamma^(2n)) / (1 - gamma^2), n = min(k, N)
+        (1 - power(CAST(0.5 AS DOUBLE), 2 * max(_retrieved))) / (1 - CAST(0.5 AS DOUBLE) * CAST(0.5 AS DOUBLE)) AS "ee_d"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("ee_d" AS DOUBLE) AS "ee_d"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_r(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "ee_r" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_r: k must be an integer from 1 to 100000 (sqlmetrics_ee_r_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_r: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_r: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_r: k must be an integer from 1 to 100000 (sqlmetrics_ee_r_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_r: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_r: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_r@k = e . e*: expected exposure relevance
+        CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_r"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.2089258196146292e+24 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "ee_r"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("ee_r" AS DOUBLE) * CAST(1.2089258196146292e+24 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_r_per_user(recs, truth, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "ee_r" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_r_per_user: k must be an integer from 1 to 100000 (sqlmetrics_ee_r_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_r_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_r_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_ee_r_per_user: k must be an integer from 1 to 100000 (sqlmetrics_ee_r_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_r_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_r_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_r@k = e . e*: expected exposure relevance
+        CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p <= k THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_r"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("ee_r" AS DOUBLE) AS "ee_r"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_r_whole(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "ee_r" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_r_whole: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_r_whole: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_r = e . e*: expected exposure relevance
+        CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_r"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        CAST(count(*) AS BIGINT) AS users,
+        (coalesce((sign(sum(_s0)) * CAST(abs(sum(_s0)) AS DOUBLE)), 0) / CAST(1.2089258196146292e+24 AS DOUBLE) + coalesce(max(_e), 0)) / nullif(count(*), 0) AS "ee_r"
+    FROM (SELECT *,
+        CASE WHEN (CAST(abs(_s0) AS DOUBLE) = abs(_v0) OR _v0 IS NULL)
+            THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _e
+    FROM (SELECT *,
+        TRY_CAST(_v0 AS DECIMAL(26, 0)) AS _s0
+    FROM (SELECT *,
+        CAST("ee_r" AS DOUBLE) * CAST(1.2089258196146292e+24 AS DOUBLE) AS _v0
+    FROM per_user) AS _scaled) AS _integers) AS per_user
+    GROUP BY _g0, _g1, _g2
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_ee_r_whole_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "ee_r" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_lists AS MATERIALIZED (
+    SELECT * EXCLUDE (_bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        list_transform(list_reverse_sort(list({'k': _key, 'i': _item})), lambda x: x.i) AS _top,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_ee_r_whole_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_ee_r_whole_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+        ) AS problems
+    ) AS first_problem
+),
+users AS (
+    -- users of recs with no truth row are not evaluated, truth users absent from recs are skipped
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, t._relevant_count
+    FROM recs_users AS r
+    JOIN truth_users AS t ON r._user = t._user AND r._u1 = t._u1
+),
+judged_items AS (
+    SELECT
+        u._g0, u._g1, u._g2, u._user, u._u1,
+        u._relevant_count,
+        CASE WHEN j._rel > 0 THEN j._rel ELSE CAST(0 AS DOUBLE) END AS _gain,
+        CASE WHEN j._rel >= 1 THEN 1 ELSE 0 END AS _relevant,
+        -- any truth row (of any grade); judged non-relevant (trec_eval: 0 <= rel < threshold)
+        CASE WHEN j._item IS NOT NULL THEN 1 ELSE 0 END AS _judged,
+        CASE WHEN j._rel >= 0 AND j._rel < 1 THEN 1 ELSE 0 END AS _nonrelevant,
+        -- the grade as given (rbp's gains, relstring)
+        j._rel AS _grade,
+        u._p AS _p,
+        u._ideal,
+        u._hit_number
+    FROM (
+        SELECT *,
+            CASE WHEN j._rel >= 1 AND _p IS NOT NULL THEN list_position(_hits, _p) END AS _hit_number
+        FROM (
+            SELECT _g0, _g1, _g2, _user, _u1, _relevant_count, _hits,
+                unnest(_judged) AS j, unnest(_positions) AS _p, generate_subscripts(_judged, 1) AS _ideal
+            FROM (
+                SELECT *,
+                    list_sort(list_filter(list_transform(_judged, lambda x, i: CASE WHEN x._rel >= 1 THEN _positions[i] END), lambda p: p IS NOT NULL)) AS _hits
+                FROM (
+                    SELECT *, list_transform(_judged, lambda x: list_position(_top, x._item)) AS _positions
+                    FROM (
+                        SELECT u._g0, u._g1, u._g2, u._user, u._u1, u._relevant_count, r._top,
+                            coalesce(t._judged, [NULL]) AS _judged
+                        FROM users AS u
+                        LEFT JOIN (
+                            -- sorted by grade, descending: the ideal order, as a gain never falls as
+                            -- the grade rises (ties by item)
+                            SELECT _user, _u1, list_reverse_sort(list({'_rel': _rel, '_item': _item})) AS _judged
+                            FROM truth_items
+                            GROUP BY _user, _u1
+                        ) AS t ON t._user = u._user AND t._u1 = u._u1
+                        LEFT JOIN recs_lists AS r ON r._user = u._user AND r._u1 = u._u1 AND r._g0 IS NOT DISTINCT FROM u._g0 AND r._g1 IS NOT DISTINCT FROM u._g1 AND r._g2 IS NOT DISTINCT FROM u._g2
+                    ) AS u
+                ) AS u
+            ) AS u
+        ) AS u
+    ) AS u
+    -- no row goes on past a failed check (a NaN grade would stop the sums before it is named)
+    CROSS JOIN input_check
+    WHERE input_check.ok
+),
+judged AS (
+    SELECT judged_items.*,
+        -- expected exposure's target (metrics/exposure.sql.j2): the relevant items of the row's
+        -- grade, and of its grade or higher
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _grade) AS _level_size,
+        sum(_relevant) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _grade DESC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS _level_end
+    FROM judged_items
+),
+per_user AS (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        -- ee_r = e . e*: expected exposure relevance
+        CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _relevant = 1 AND _p IS NOT NULL THEN power(CAST(0.5 AS DOUBLE), _p - 1) * (power(CAST(0.5 AS DOUBLE), _level_end - _level_size) - power(CAST(0.5 AS DOUBLE), _level_end)) / (_level_size * (1 - CAST(0.5 AS DOUBLE))) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS "ee_r"
+    -- the terms of the exact sums above, once per row (sql/exact_sum.sql.j2)
+    FROM (SELECT *
+    FROM judged) AS judged
+    GROUP BY _g0, _g1, _g2, _user, _u1, _relevant_count
+)
+SELECT * FROM (
+    SELECT
+        _g0 AS "sqlmetrics_g1",
+        _g1 AS "sqlmetrics_g2",
+        _g2 AS "sqlmetrics_g3",
+        _user AS "sqlmetrics_u1",
+        _u1 AS "sqlmetrics_u2",
+        CAST("ee_r" AS DOUBLE) AS "ee_r"
+    FROM per_user
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;

@@ -386,7 +386,8 @@ def test_compare_takes_evaluates_keywords_with_the_same_defaults():
 
     ours = inspect.signature(sqlmetrics.compare).parameters
     theirs = inspect.signature(sqlmetrics.evaluate).parameters
-    own = {"by", "per_user", "partitions", "progress", "confidence"}  # evaluate's, not compare's
+    # evaluate's, not compare's (evaluate's baseline= is rbo@k's reference, compare's its own)
+    own = {"by", "baseline", "per_user", "partitions", "progress", "confidence"}
     keyword_only = inspect.Parameter.KEYWORD_ONLY
     shared = [name for name in theirs if name not in own and theirs[name].kind is keyword_only]
     assert shared, "evaluate() has no keyword-only parameters"

@@ -286,10 +286,16 @@ def test_metric_functions(con):
     # (iprec_at_recall_0.50, 11pt_avg: no Python name, evaluate() only)
     every = {name: getattr(sqlmetrics, name) for name in sqlmetrics.METRICS if name.isidentifier()}
     assert sqlmetrics.ndcg(con, RECS, k=None, truth=TRUTH).schema.names == ["users", "ndcg"]
+    # the measures over item groups: genres (item_features), a baseline system (by, baseline)
+    genres = pa.table({"item_id": [10, 11, 12, 13, 14], "features": [[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 2})
     for name, function in every.items():
-        history = {"history": TRUTH} if sqlmetrics.METRICS[name].beyond else {}  # beyond accuracy
-        out = function(con, RECS, truth=TRUTH, **history)
-        assert out.num_rows == 1 and out.schema.names[0] == "users", name
+        needs = sqlmetrics.METRICS[name].needs
+        extra = {"history": TRUTH} if sqlmetrics.METRICS[name].beyond else {}  # beyond accuracy
+        extra |= {"item_features": genres} if "genres" in needs else {}  # (groups too)
+        extra |= {"by": "day", "baseline": 1} if "baseline" in needs else {}
+        recs = RECS.append_column("day", pa.array([1] * RECS.num_rows)) if "baseline" in needs else RECS
+        out = function(con, recs, truth=TRUTH, **extra)
+        assert out.num_rows == 1 and out.schema.names[0] == ("day" if "baseline" in needs else "users"), name
 
 
 @pytest.mark.parametrize("make", [lambda o: o.table("recs"), lambda o: o.sql("SELECT * FROM recs")])

@@ -42,6 +42,7 @@ def evaluate(
     metrics: str | Sequence[str],
     *,
     by: str | Sequence[str] | None = None,
+    baseline: Any = None,
     per_user: bool = False,
     partitions: int = 1,
     progress: bool = False,
@@ -62,10 +63,13 @@ def evaluate(
     command line's --metrics ("ndcg@10,map@10"): names like "ndcg@10", "map@10", "recall@20",
     "r_precision", and the beyond-accuracy metrics "fcp", "catalog_coverage@10",
     "distributional_coverage@10", "gini@10", "novelty@10", "popularity@10", "diversity@10",
-    "serendipity@10", "personalization@10".
+    "serendipity@10", "personalization@10", and over item groups "calibration@10", "rbo@10".
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
-    serendipity); catalog: a table of all items (default: the items of history); item_features:
-    a table of (item, features vector) for cosine similarity (diversity, serendipity).
+    serendipity, calibration); catalog: a table of all items (default: the items of history);
+    item_features: a table of (item, features vector) for cosine similarity (diversity,
+    serendipity), read as genre weights by calibration.
+    baseline: the reference system of rbo@k, its value of the by column (a tuple of one value
+    per by column for several), as compare() takes it: each group's lists against its lists.
     partitions: evaluate the users in this many hash partitions, one statement each (DuckDB
     only), for logs with more users than memory_limit holds; the numbers are the same to the
     last bit. progress: with partitions, one progress line per partition on stderr.
@@ -98,7 +102,7 @@ def evaluate(
     engine = for_connection(con, describe_only=False)
     try:
         template, context, recs_source, truth_source, _ = prepare(
-            engine, recs, metrics, by=by, per_user=per_user, **inputs
+            engine, recs, metrics, by=by, per_user=per_user, baseline=baseline, **inputs
         )
         if hasattr(engine, "report_problems_to_python"):  # DuckDB: no error in the statement
             context["fail_function"] = engine.report_problems_to_python()
@@ -154,6 +158,7 @@ def sql(
     *,
     dialect: str | None = None,
     by: str | Sequence[str] | None = None,
+    baseline: Any = None,
     per_user: bool = False,
     partitions: int = 1,
     progress: bool = False,
@@ -197,7 +202,8 @@ def sql(
                 "evaluate() (and compare())"
             )
         template, context, recs_source, truth_source, others = prepare(
-            engine, recs, metrics, dialect=dialect, by=by, per_user=per_user, **inputs
+            engine, recs, metrics, dialect=dialect, by=by, per_user=per_user, baseline=baseline,
+            **inputs
         )
         text = render(template, context)
         for source in (recs_source, truth_source, *others):

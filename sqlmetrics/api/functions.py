@@ -128,6 +128,34 @@ _BEYOND_EXAMPLES = {
     >>> sqlmetrics.personalization(con, recs, k=2).to_pylist()
     [{'users': 2, 'personalization@2': 0.5}]
 """,
+    "calibration": """
+    genre weights per item (a, c: genre 0; b, d: genre 1); user 1's history (a, b) matches its
+    list, user 2's (d) shares no genre with its list (a, c): ln(1 / 0.01); the mean of 0 and that:
+
+    >>> features = pa.table({"item_id": ["a", "b", "c", "d"],
+    ...                      "genres": [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]})
+    >>> history = pa.table({"user_id": [1, 1, 2], "item_id": ["a", "b", "d"]})
+    >>> sqlmetrics.calibration(con, recs, k=2, history=history, item_features=features,
+    ...                        features="genres").to_pylist()
+    [{'users': 2, 'calibration@2': 2.302585092994046}]
+""",
+    "rbo": """
+    model B's list (b, a, d) against model A's (a, b, c): X_d = 0, 2, 2 over depths 1 to 3, so
+    (1 - 0.9) (0.9 * 2/2 + 0.81 * 2/3) + 2/3 * 0.9^3; model A's own lists: 1:
+
+    >>> recs = pa.table({"user_id": [1] * 6, "item_id": ["a", "b", "c", "b", "a", "d"],
+    ...                  "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0], "model": ["A"] * 3 + ["B"] * 3})
+    >>> sqlmetrics.rbo(con, recs, k=3, by="model", baseline="A").to_pylist()
+    [{'model': 'A', 'users': 1, 'rbo@3': 1.0}, {'model': 'B', 'users': 1, 'rbo@3': 0.6300000000000001}]
+""",
+    "rbo_sum": """
+    the same lists: the sum to depth 3 without the extrapolation, 0.1 * (0.9 + 0.54):
+
+    >>> recs = pa.table({"user_id": [1] * 6, "item_id": ["a", "b", "c", "b", "a", "d"],
+    ...                  "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0], "model": ["A"] * 3 + ["B"] * 3})
+    >>> sqlmetrics.rbo_sum(con, recs, k=3, by="model", baseline="A").column("rbo_sum@3").to_pylist()
+    [0.271, 0.14400000000000002]
+""",
     "fcp": """
     seed 004: true order A > B > C, ranked B, A, C: A > C and B > C concordant, A > B not:
 
@@ -204,3 +232,13 @@ popularity = _metric_function("popularity")
 diversity = _metric_function("diversity")
 serendipity = _metric_function("serendipity")
 personalization = _metric_function("personalization")
+# over item groups (issue 37, item 4)
+calibration = _metric_function("calibration")
+rbo = _metric_function("rbo")
+rbo_sum = _metric_function("rbo_sum")
+ee_l = _metric_function("ee_l")
+ee_d = _metric_function("ee_d")
+ee_r = _metric_function("ee_r")
+group_ee_l = _metric_function("group_ee_l")
+group_ee_d = _metric_function("group_ee_d")
+group_ee_r = _metric_function("group_ee_r")

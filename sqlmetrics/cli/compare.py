@@ -95,7 +95,6 @@ def run(args: argparse.Namespace) -> int:
     fmt = formats.format_for(args.output, fmt)
     if fmt == "parquet" and not args.output:
         raise options.UsageError("sqlmetrics compare: --format parquet needs --output PATH")
-    values = args.baseline.split(",") if len(args.by) > 1 else [args.baseline]
     keywords = {**options.evaluation_options(args)}
     keywords.pop("per_user")
     kw = {
@@ -109,7 +108,12 @@ def run(args: argparse.Namespace) -> int:
     con = options.connection(args)
     try:
         source = options.source_input(args.source)
-        table = _compare(con, source, args.metrics, list(values), kw)
+        from ..stats.compare import compare
+
+        table = options.with_baseline(
+            lambda baseline: compare(con, source, args.metrics, baseline=baseline, **kw),
+            args.baseline, args.by,
+        )  # fmt: skip
     finally:
         con.close()
     from ..stats.unpaired import srm_warnings
@@ -141,21 +145,6 @@ def _split(text: str) -> dict[str, float]:
                 f"{text!r}: give ARM=SHARE pairs separated by commas, e.g. A=0.5,B=0.5"
             ) from None
     return out
-
-
-def _compare(con: Any, source: Any, metrics: list[str], values: list[Any], kw: dict) -> pa.Table:
-    """compare() with the --baseline values, each read again as a value of its by column's
-    type (a number, a boolean, a date) where that column is not text: the command line gives
-    text only."""
-    from ..stats.compare import TextBaselineError, baseline_from_text, compare
-
-    for _ in range(len(values) + 1):
-        try:
-            baseline = tuple(values) if len(values) > 1 else values[0]
-            return compare(con, source, metrics, baseline=baseline, **kw)
-        except TextBaselineError as exc:
-            values[exc.position] = baseline_from_text(values[exc.position], exc.column_type)
-    raise AssertionError("unreachable: each by column's value is read again once at most")
 
 
 def significant(table: pa.Table, alpha: float) -> list[bool]:

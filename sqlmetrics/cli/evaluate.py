@@ -66,6 +66,11 @@ def register(commands: Any) -> None:
         help="evaluate only each user's N best items of a TREC run (by score, ties by item "
         "descending: trec_eval -M N)",
     )  # fmt: skip
+    evaluate.add_argument(
+        "--baseline", metavar="VALUE",
+        help="rbo@k's reference system: its value of --by (comma-separated for several "
+        "columns), each system's lists against its lists",
+    )  # fmt: skip
     large = evaluate.add_argument_group("large logs")
     large.add_argument(
         "--partitions", type=int, default=1, metavar="N",
@@ -122,10 +127,16 @@ def run(args: argparse.Namespace) -> int:
         if args.partitions > 1:
             check_units(args.partitions, _units(con, source, keywords, args)[0], "--partitions")
         try:
-            table = api.evaluate(
-                con, source, args.metrics, partitions=args.partitions,
-                progress=args.partitions > 1, **keywords,
-            )  # fmt: skip
+            def evaluated(baseline: Any = None) -> pa.Table:
+                return api.evaluate(
+                    con, source, args.metrics, partitions=args.partitions,
+                    progress=args.partitions > 1, baseline=baseline, **keywords,
+                )  # fmt: skip
+
+            if args.baseline is None:
+                table = evaluated()
+            else:
+                table = options.with_baseline(evaluated, args.baseline, args.by or [])
         except duckdb.OutOfMemoryException as exc:
             raise options.UsageError(_memory_advice(con, exc, source, keywords, args)) from None
     finally:

@@ -237,6 +237,22 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
     return {**shared, "by": args.by, "per_user": getattr(args, "per_user", False)}
 
 
+def with_baseline(call: Any, text: str, by: list[str]) -> Any:
+    """call(baseline) with --baseline's values (comma-separated for several --by columns), each
+    read again as a value of its by column's type (a number, a boolean, a date) where that column
+    is not text: the command line gives text only (compare, and evaluate's rbo)."""
+    from ..statement.baselines import TextBaselineError
+    from ..stats.compare import baseline_from_text
+
+    values: list[Any] = text.split(",") if len(by) > 1 else [text]
+    for _ in range(len(values) + 1):
+        try:
+            return call(tuple(values) if len(values) > 1 else values[0])
+        except TextBaselineError as exc:
+            values[exc.position] = baseline_from_text(values[exc.position], exc.column_type)
+    raise AssertionError("unreachable: each by column's value is read again once at most")
+
+
 def refuse_overwriting(
     command: str, option: str, output: str | None, inputs: Iterable[tuple[str, str | None]]
 ) -> None:

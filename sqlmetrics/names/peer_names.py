@@ -347,6 +347,42 @@ def _ranx(name: str) -> Resolved | None:
     return Resolved((PeerName(name, canonical, tuple(overrides), "ranx"),))
 
 
+# --- sqlmetrics' own parameters, in ir_measures' form (issue 37, item 4) -------------------------
+# the measures over item groups: name -> (its parameter, the range it takes, said in words)
+_OWN_PARAMETER: dict[str, tuple[str, object, str]] = {
+    "calibration": ("alpha", lambda x: 0 < x <= 1, "0 < alpha <= 1"),
+    "rbo": ("p", lambda x: 0 < x < 1, "0 < p < 1"),
+    "rbo_sum": ("p", lambda x: 0 < x < 1, "0 < p < 1"),
+    **dict.fromkeys(
+        ("ee_l", "ee_d", "ee_r", "group_ee_l", "group_ee_d", "group_ee_r"),
+        ("gamma", lambda x: 0 < x < 1, "0 < gamma < 1"),
+    ),
+}
+_OWN_NAME = re.compile(r"^([A-Za-z_]+)\((.*)\)(?:@([0-9]+))?$")
+
+
+def _own(name: str) -> Resolved | None:
+    """calibration(alpha=0.05)@10: sqlmetrics' metric with its parameter, the label as typed."""
+    match = _OWN_NAME.match(name)
+    if not match or match.group(1).lower() not in _OWN_PARAMETER:
+        return None
+    base, text, cutoff = match.group(1).lower(), match.group(2), match.group(3)
+    key, allowed, words = _OWN_PARAMETER[base]
+    params = _ir_params(name, text)
+    if set(params) - {key}:
+        raise UnknownMetricError(f"{name}: {base} takes one parameter, {key}=")
+    value = None
+    if key in params:
+        try:
+            value = float(params[key])
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not allowed(value):  # type: ignore[operator]
+            raise UnknownMetricError(f"{name}: {key} must be a number with {words}, got {params[key]!r}")
+    canonical = base if cutoff is None else f"{base}@{cutoff}"
+    return Resolved((PeerName(name, canonical, (), "sqlmetrics", value),))
+
+
 def resolve(name: str) -> Resolved | None:
     """What a peer's metric name means here, or None if no peer has it. trec_eval's names come
     first (case-sensitive), then ir_measures' (case-sensitive), then ranx's.
@@ -359,7 +395,7 @@ def resolve(name: str) -> Resolved | None:
     >>> resolve("no_such_name") is None
     True
     """
-    for reader in (_trec, _ir, _ranx):
+    for reader in (_trec, _ir, _ranx, _own):
         found = reader(name.strip())
         if found is not None:
             return found

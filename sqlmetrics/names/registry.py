@@ -38,7 +38,9 @@ class MetricDefinition:
     beyond: bool = False  # True: not a macro over judged rows; its family template computes it
     per_user: bool = True  # False: a property of all lists together (per_user=True refuses it)
     needs: tuple[str, ...] = ()  # inputs: "history", "catalog" (catalog= or history=),
-    # "similarity" (history= or item_features=), "relevance" (truth= or a relevance column)
+    # "similarity" (history= or item_features=), "relevance" (truth= or a relevance column),
+    # "genres" (item_features= read as genre weights), "baseline" (by= and baseline=),
+    # "truth" (a truth= table)
     uses_lists: bool = True  # reads the users' top-k lists
 
     def __post_init__(self) -> None:
@@ -65,6 +67,11 @@ _NOVELTY = "beyond/novelty.sql.j2"
 _DIVERSITY = "beyond/diversity.sql.j2"
 _SERENDIPITY = "beyond/serendipity.sql.j2"
 _PERSONALIZATION = "beyond/personalization.sql.j2"
+# recommendation measures over item groups (issue 37, item 4)
+_CALIBRATION = "beyond/calibration.sql.j2"
+_RBO = "beyond/rbo.sql.j2"
+_EXPOSURE = "metrics/exposure.sql.j2"
+_GROUP_EXPOSURE = "beyond/group_exposure.sql.j2"
 
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
@@ -436,6 +443,82 @@ METRICS: dict[str, MetricDefinition] = {
             tie_averaged=False,
             beyond=True,
             per_user=False,
+        ),
+        # recommendation measures over item groups (issue 37, item 4)
+        MetricDefinition(
+            "calibration",
+            _CALIBRATION,
+            "Steck's C_KL(p || (1 - alpha) q + alpha p): p the history's genre distribution, q the"
+            " top k's; alpha = 0.01 unless given",
+            tie_averaged=False,
+            beyond=True,
+            needs=("history", "genres"),
+            parameter="alpha",
+        ),
+        MetricDefinition(
+            "rbo",
+            _RBO,
+            "Webber's RBO_ext of the top k and the baseline's top k (uneven lengths, eq. 32);"
+            " p = 0.9 unless given",
+            tie_averaged=False,
+            beyond=True,
+            needs=("baseline",),
+            parameter="p",
+        ),
+        MetricDefinition(
+            "ee_l",
+            _EXPOSURE,
+            "||e - e*||^2: expected exposure loss, e_i = gamma^(i-1) in the top k, e* the ideal"
+            " policy's (Diaz et al. 2020); gamma = 0.5 unless given",
+            tie_averaged=False,
+            parameter="gamma",
+            bound=6,
+            reads=("retrieved", "grades", "judgments"),
+        ),
+        MetricDefinition(
+            "ee_d",
+            _EXPOSURE,
+            "||e||^2: expected exposure disparity, (1 - gamma^(2n)) / (1 - gamma^2), n = min(k, N)",
+            tie_averaged=False,
+            parameter="gamma",
+            bound=6,
+            reads=("retrieved",),
+        ),
+        MetricDefinition(
+            "ee_r",
+            _EXPOSURE,
+            "e . e*: expected exposure relevance",
+            tie_averaged=False,
+            parameter="gamma",
+            bound=6,
+            reads=("grades", "judgments"),
+        ),
+        *[
+            MetricDefinition(
+                f"group_ee_{form}",
+                _GROUP_EXPOSURE,
+                formula + " over item groups: E_G, T_G the sums of e, e* over the relevant items in"
+                " group G (item_features' positive elements); gamma = 0.5 unless given",
+                tie_averaged=False,
+                beyond=True,
+                needs=("genres", "truth"),
+                parameter="gamma",
+            )
+            for form, formula in (
+                ("l", "sum_G (E_G - T_G)^2"),
+                ("d", "sum_G E_G^2"),
+                ("r", "sum_G E_G T_G"),
+            )
+        ],
+        MetricDefinition(
+            "rbo_sum",
+            _RBO,
+            "(1 - p) sum_{d<=s} p^(d-1) X_d / d: RBO to the shorter list's depth s, a lower bound;"
+            " p = 0.9 unless given",
+            tie_averaged=False,
+            beyond=True,
+            needs=("baseline",),
+            parameter="p",
         ),
     ]
 }

@@ -16,6 +16,7 @@ from ..inputs.identifiers import quote_identifier, quote_string
 from ..inputs.sources import Source
 from ..names.conventions import ANY_TRUTH_ROW, Conventions
 from ..names.metric_names import MAX_CUTOFF, RequestedMetric
+from .baselines import baseline_literal
 from .dialects import get as get_dialect
 from .exact_sums import SumTerms
 
@@ -186,6 +187,7 @@ def build_context(
     catalog: Source | None = None,
     item_features: Source | None = None,
     dialect: str = "duckdb",
+    baseline: Any = None,
 ) -> dict[str, Any]:
     sql_dialect = get_dialect(dialect)
     quote_identifier = sql_dialect.quote_identifier  # this dialect's quoting, in this function
@@ -312,8 +314,16 @@ def build_context(
             list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
         recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,
-        quote_identifier,
+        quote_identifier, sql_dialect.result_name,
     )
+    rbo = [m.label for m in metrics if "baseline" in m.definition.needs]
+    if baseline is not None and not rbo:
+        raise ConventionError(
+            f"baseline={baseline!r} names the reference system of rbo@k, and no rbo metric is "
+            "requested (compare() takes its own baseline=)"
+        )
+    if rbo:
+        beyond_ctx["rbo"] = _rbo_context(recs, by, baseline, rbo, metrics, sql_dialect, groups)
     if beyond_ctx is not None:
         # the order asked (result_name: BigQuery's column for a label with a ".")
         beyond_ctx["columns"] = [quote_identifier(sql_dialect.result_name(m.label)) for m in metrics]
@@ -384,6 +394,32 @@ def build_context(
             }
         ),
         "beyond": beyond_ctx,
+    }
+
+
+def _rbo_context(recs, by, baseline, labels, metrics, sql_dialect, groups) -> dict[str, Any]:
+    """rbo@k's reference lists: the group whose by values are `baseline` (one value per by
+    column, a tuple for several, as compare() takes it), as SQL literals of the columns' types."""
+    if not by:
+        raise ConventionError(
+            f"{', '.join(labels)} compares each system's lists with a baseline system's: pass "
+            "by='<the system column>' and baseline=<its value for the reference system> (on the "
+            "command line --by and --baseline)"
+        )
+    baselines = tuple(baseline) if isinstance(baseline, tuple) else (baseline,)
+    if baseline is None or len(baselines) != len(by):
+        given = "no baseline=" if baseline is None else f"baseline={baseline!r}"
+        raise ConventionError(
+            f"{', '.join(labels)}: {given} for the {len(by)} by column(s) {', '.join(by)}; give the "
+            "reference system's value (a tuple with one value per by column; on the command line "
+            "--baseline)"
+        )
+    return {
+        "baseline": [
+            {"alias": g["alias"], "literal": baseline_literal(sql_dialect, recs, name, value, i)}
+            for i, (g, name, value) in enumerate(zip(groups, by, baselines, strict=True))
+        ],
+        "ks": sorted({m.k for m in metrics if "baseline" in m.definition.needs}),
     }
 
 
@@ -477,6 +513,7 @@ def _beyond_context(
     catalog: Source | None,
     item_features: Source | None,
     quote_identifier=quote_identifier,  # the dialect's quoting
+    result_name=lambda label: label,  # the dialect's column for a label (BigQuery: no ".")
 ) -> dict[str, Any] | None:
     """What the beyond-accuracy templates (sql/beyond/) need: which inputs, cutoffs and families."""
     beyond = [m for m in metrics if m.definition.beyond]
@@ -533,8 +570,19 @@ def _beyond_context(
             "item": quote_identifier(c_item),
             "names": {"item": c_item},
         }
+    if "truth" in needs and truth is None:
+        raise ConventionError(
+            f"{', '.join(names_of['truth'])} needs the relevant items of each user: pass "
+            "truth='<table of (user, item[, relevance])>'"
+        )
+    if "genres" in needs and item_features is None:
+        raise ConventionError(
+            f"{', '.join(names_of['genres'])} needs the items' genres: pass "
+            "item_features='<table of item, vector of genre weights>' (a multi-hot genre vector "
+            "per item)"
+        )
     features_ctx = None
-    if similarity == "features" and item_features is not None:
+    if (similarity == "features" or "genres" in needs) and item_features is not None:
         f_item = col.find_column(item_features, names.item, "item_features", "item")
         f_vec = col.find_column(item_features, names.features, "item_features", "features")
         col.require_same_family(recs, item, item_features, f_item, "item", "item_features")
@@ -567,8 +615,10 @@ def _beyond_context(
             {
                 "name": m.name,
                 "k": m.k,
-                "column": quote_identifier(m.label),
+                "column": quote_identifier(result_name(m.label)),
                 "per_user": m.definition.per_user,
+                # its number from the name (calibration's alpha): a finite float, a SQL literal
+                "param": None if m.param is None else repr(float(m.param)),
             }
             for m in beyond
         ],

@@ -27,6 +27,7 @@ def prepare(
     by: str | Sequence[str] | None,
     per_user: bool,
     dialect: str | None = None,
+    baseline: Any = None,
     **inputs: Any,
 ) -> tuple[str, dict[str, Any], Source, Source | None, list[Source]]:
     """The template and its context for a call's keywords (statement/keywords.py's, complete)."""
@@ -71,6 +72,7 @@ def prepare(
             catalog=extra.get("catalog"),
             item_features=extra.get("item_features"),
             dialect=dialect,
+            baseline=baseline,
         )
         for conventions, group in convention_groups.items()
     ]
