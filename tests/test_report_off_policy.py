@@ -149,3 +149,68 @@ def test_the_example_report_writes_and_charts_the_estimates(warehouse, tmp_path,
     assert section.count('class="band"') >= 2 * 3 + 2  # each estimate's band per target, each delta's
     assert "Shaded: each estimate&#x27;s 95% interval (t)." in section
     assert "Off-policy estimates of target recommendations by model from impressions" in section
+
+
+# ---- a stochastic target: its propensities are columns of the impressions -------------------
+
+STOCHASTIC_COLUMNS = {"target_pscore_item_position": "b_pip", "target_pscore_cascade": "b_cascade"}
+STOCHASTIC = {"impressions": "stochastic_impressions", "reward": "click", "user": ["user_id", "day"],
+              "estimators": ["iips", "sniips", "rips", "logging"], "baseline": "logging", "by": "model",
+              "columns": STOCHASTIC_COLUMNS}
+
+
+def stochastic_target(warehouse: Path) -> None:
+    """A stochastic target's propensities beside the logging policy's (valid: within [0, 1])."""
+    con = connect(warehouse)
+    con.execute("CREATE VIEW stochastic_impressions AS SELECT *, least(1.0, pscore_item_position * 1.5) "
+                "AS b_pip, least(1.0, pscore_cascade * 1.2) AS b_cascade FROM impressions")
+    con.close()
+
+
+def direct_stochastic(con, impressions, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
+        return sqlmetrics.off_policy(con, impressions, STOCHASTIC["estimators"], reward="click", by="model",
+                                     user=["user_id", "day"], baseline="logging",
+                                     **{k: v for k, v in STOCHASTIC_COLUMNS.items()}, **options)
+
+
+def assert_stored(rows: list[dict], want: list[dict], target: dict) -> None:
+    """The stored rows are off_policy()'s: one per (segment, estimator), every statistic."""
+    assert len(rows) == len(want)
+    for w in want:
+        [got] = [r for r in rows if dict(r["segment"]) == {"model": w["model"]}
+                 and r["estimator"] == w["estimator"] and dict(r["target"]) == target]
+        for name in estimates.STATISTICS:
+            assert got[name] == w[name], (w["model"], w["estimator"], name)
+
+
+@pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
+def test_a_stochastic_target_s_estimates_are_off_policy_s_rows(warehouse):
+    stochastic_target(warehouse)
+    config = test_reports.make_config(warehouse, off_policy=STOCHASTIC)
+    assert config.off_policy.target is None
+    con = connect(warehouse)
+    outcomes = run_report(con, config, [day(d) for d in DAYS[:2]])
+    assert [o.status for o in outcomes] == ["written", "written"]
+    stored = estimates.read(con, "sqlmetrics_off_policy", "daily_ab").to_pylist()
+    for d in DAYS[:2]:
+        want = direct_stochastic(con, con.table("stochastic_impressions").filter(f"day = DATE '{d}'"))
+        assert want.num_rows == 8 and set(want.column("model").to_pylist()) == {"A", "B"}
+        assert_stored([r for r in stored if r["period_start"] == d], want.to_pylist(), {})
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"target": "recs"}, "gives a stochastic target (its propensities in the impressions), but the "
+                             "section also gives target (a target ranking)"),
+        ({"target_by": "model"}, "but the section also gives target_by"),
+        ({"baseline": {"model": "A"}}, "but the section also gives baseline as a table of target_by values"),
+    ],
+)
+def test_a_stochastic_target_with_a_ranking_is_a_config_error(section, message):
+    with pytest.raises(ReportConfigError, match=re.escape(message)):
+        config_from_dict({"name": "r", "warehouse": "w", "recommendations": "recs", "time_column": "day",
+                          "metrics": ["ndcg@10"], "off_policy": {**STOCHASTIC, **section}})

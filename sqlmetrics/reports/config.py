@@ -22,7 +22,8 @@ results_table = "sqlmetrics_results"
 [off_policy]    # impressions = "impressions" (required), target, target_by, baseline, estimators,
                 # rewards, reward, action, grades, relevance, user, by, confidence, test,
                 # replicates, seed, position_weights, clip, time_column, results_table, and
-                # [off_policy.columns] (item, position, pscore, ...): see OffPolicySection
+                # [off_policy.columns] (item, position, pscore, ..., and a stochastic
+                # target's target_pscore, ...): see OffPolicySection
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ from ..names.conventions import Conventions
 from ..names.metric_names import parse_metrics, require_means
 from ..names.profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
 from ..stats.compare import check_options
-from ..stats.off_policy import DEFAULT_ESTIMATORS, ESTIMATORS, _check_options, _estimators, _position_weights
+from ..stats.off_policy import (
+    DEFAULT_ESTIMATORS,
+    ESTIMATORS,
+    TARGET_KEYWORDS,
+    _check_options,
+    _estimators,
+    _position_weights,
+)
 from ..stats.unpaired import check_design, check_split
 from .periods import parse_unit
 
@@ -85,7 +93,7 @@ _OFF_POLICY = {
 # [off_policy.columns]: off_policy()'s column keywords other than the unit's key and the reward
 _OFF_POLICY_COLUMNS = {
     "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "score", "rank",
-    "predicted_reward",
+    "predicted_reward", *TARGET_KEYWORDS,
 }  # fmt: skip
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
@@ -146,7 +154,9 @@ class CompareSection:
 class OffPolicySection:
     """A report's [off_policy] section: each period, sqlmetrics.off_policy() over the period's
     impressions, of the target ranking (each value of `target_by` a target of its own), its rows
-    kept in `results_table`. `time_column` (the report's by default) slices the impressions,
+    kept in `results_table`; or a stochastic target (target None), whose propensities are
+    columns of the impressions ([off_policy.columns] target_pscore, ...: off_policy()'s
+    target_* keywords). `time_column` (the report's by default) slices the impressions,
     the target and the rewards to the period. baseline: an estimator's name (e.g. "logging"),
     or a table of `target_by` values (another target: each target against it).
 
@@ -160,7 +170,7 @@ class OffPolicySection:
     """
 
     impressions: str
-    target: str
+    target: str | None  # None: a stochastic target (keywords' target_* columns of the impressions)
     time_column: str
     target_by: tuple[str, ...] = ()
     baseline: str | None = None  # an estimator's name
@@ -524,12 +534,24 @@ def _off_policy_section(
     _unknown_keys(section, _OFF_POLICY, "off_policy.", source)
     where = "off_policy."
     impressions = _text(section, "impressions", source, True, where)
-    target = _text(section, "target", source, False, where) or recommendations
+    target: str | None = _text(section, "target", source, False, where) or recommendations
     target_by = _names(section.get("target_by", []), "off_policy.target_by", source)
     columns = _table(section, "columns", source)
     _unknown_keys(columns, _OFF_POLICY_COLUMNS, "off_policy.columns.", source)
     for key in columns:
         _text(columns, key, source, True, "off_policy.columns.")
+    stochastic = sorted(set(columns) & set(TARGET_KEYWORDS))
+    if stochastic:  # a stochastic target: its own propensities, columns of the impressions
+        given = [k for k in ("target", "target_by") if k in section]
+        if isinstance(section.get("baseline"), dict):
+            given.append("baseline as a table of target_by values")
+        if given:
+            raise ReportConfigError(
+                f"{source}: off_policy.columns.{stochastic[0]} gives a stochastic target (its "
+                f"propensities in the impressions), but the section also gives {', '.join(given)} "
+                "(a target ranking): give one or the other"
+            )
+        target = None
     keywords: dict[str, Any] = dict(columns)
     for key in ("reward", "action", "relevance"):
         if key in section:

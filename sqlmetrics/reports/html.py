@@ -369,7 +369,12 @@ def off_policy_charts(estimates: OffPolicy, colors: dict[str, str] | None = None
 
 def _off_policy_part(estimates: OffPolicy, colors: dict[str, str]) -> list[str]:
     section = estimates.section
-    what = f"target {section.target}" + (f" by {', '.join(section.target_by)}" if section.target_by else "")
+    if section.target is None:  # a stochastic target: its propensities, columns of the impressions
+        what = "the stochastic target " + ", ".join(
+            f"{k}={v}" for k, v in section.keywords.items() if k.startswith("target_"))
+    else:
+        by = f" by {', '.join(section.target_by)}" if section.target_by else ""
+        what = f"target {section.target}{by}"
     return [
         f'<section id="off-policy"><h2>Off-policy estimates of {escape(what)} from '
         f"{escape(section.impressions)}</h2>",
