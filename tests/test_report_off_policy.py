@@ -15,7 +15,7 @@ import sqlmetrics
 from sqlmetrics import cli
 from sqlmetrics.reports import ReportConfigError, config_from_dict, connect, run_report
 from sqlmetrics.reports import off_policy as estimates
-from sqlmetrics.reports.runner import off_policy_period
+from sqlmetrics.reports.runner import off_policy_period, off_policy_periods
 from tests import test_reports
 from tests.test_reports import DAYS, ROOT, day
 
@@ -30,10 +30,12 @@ def make_config(warehouse: Path, section: dict | None = None, **changes):
     return test_reports.make_config(warehouse, off_policy={**SECTION, **(section or {})}, **changes)
 
 
-def direct(con, d, model: str, **options):
-    """off_policy() by hand on one day's slice of the example warehouse."""
-    impressions = con.table("impressions").filter(f"day = DATE '{d}'")
-    target = con.table("recommendations").filter(f"day = DATE '{d}' AND model = '{model}'")
+def direct(con, d, model: str, impressions=None, target=None, **options):
+    """off_policy() by hand on one day's slice of the example warehouse (or on the given inputs)."""
+    if impressions is None:
+        impressions = con.table("impressions").filter(f"day = DATE '{d}'")
+    if target is None:
+        target = con.table("recommendations").filter(f"day = DATE '{d}' AND model = '{model}'")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
         return sqlmetrics.off_policy(con, impressions, ["iips", "sniips", "logging"], target=target,
@@ -149,6 +151,19 @@ def test_the_example_report_writes_and_charts_the_estimates(warehouse, tmp_path,
     assert section.count('class="band"') >= 2 * 3 + 2  # each estimate's band per target, each delta's
     assert "Shaded: each estimate&#x27;s 95% interval (t)." in section
     assert "Off-policy estimates of target recommendations by model from impressions" in section
+    # the whole range: off_policy() over all the slates of the stored periods pooled, in a table
+    whole = section[section.index('data-range="off-policy-whole"'):]
+    whole = whole[: whole.index("</table>")]
+    assert "whole range, 2026-11-01 to 2026-11-03 (3 periods, all slates pooled)" in whole
+    con = connect(warehouse, read_only=True)
+    pooled = off_policy_periods(con, loaded, [day(d) for d in DAYS]).to_pylist()
+    con.close()
+    assert whole.count("<tr>") == 1 + len(pooled) == 1 + 6
+    for r in pooled:
+        cells = (f"model={r['_t0']}", f'<td class="text">{r["estimator"]}',
+                 f'<td class="num">{r["value"]:.4f}')
+        named = "</td>".join(cells)
+        assert named in whole, named
 
 
 # ---- a stochastic target: its propensities are columns of the impressions -------------------
@@ -214,3 +229,46 @@ def test_a_stochastic_target_with_a_ranking_is_a_config_error(section, message):
     with pytest.raises(ReportConfigError, match=re.escape(message)):
         config_from_dict({"name": "r", "warehouse": "w", "recommendations": "recs", "time_column": "day",
                           "metrics": ["ndcg@10"], "off_policy": {**STOCHASTIC, **section}})
+
+
+# ---- the whole range: all the slates of its periods pooled -----------------------------------
+
+
+def pooled_by_hand(con, table: str, days):
+    """A table's rows of the days, each unit of each day its own: user_id read as '<day>|<user_id>'."""
+    listed = ", ".join(f"DATE '{d}'" for d in days)
+    return con.sql(f"SELECT * REPLACE (CAST(day AS VARCHAR) || '|' || CAST(user_id AS VARCHAR) AS user_id) "
+                   f"FROM {table} WHERE day IN ({listed})")
+
+
+@pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
+def test_the_whole_range_pools_the_slates_of_its_periods(warehouse):
+    """off_policy_periods() over several periods: one off_policy() over all their slates, each
+    slate of each period a unit (as [compare] pools the users of a range), equal to off_policy()
+    by hand on the periods' rows pooled; a target ranking by target_by against a baseline
+    target, and a stochastic target."""
+    stochastic_target(warehouse)
+    con = connect(warehouse)
+    days = DAYS[:3]
+    config = make_config(warehouse)
+    got = off_policy_periods(con, config, [day(d) for d in days]).to_pylist()
+    impressions = pooled_by_hand(con, "impressions", days)
+    recs = pooled_by_hand(con, "recommendations", days)
+    a = direct(con, None, "A", impressions=impressions, target=recs.filter("model = 'A'"))
+    b = direct(con, None, "B", impressions=impressions, target=recs.filter("model = 'B'"),
+               baseline=recs.filter("model = 'A'"))
+    one_day = direct(con, days[0], "B")
+    assert a.column("units").to_pylist()[0] > one_day.column("units").to_pylist()[0]
+    for model, want in (("A", a), ("B", b)):
+        for w in want.to_pylist():
+            [r] = [r for r in got if r["_t0"] == model and r["estimator"] == w["estimator"]]
+            for name in estimates.STATISTICS:
+                if name != "baseline":
+                    assert r[name] == w.get(name), (model, w["estimator"], name)
+            assert r["baseline"] == (None if model == "A" else "model=A")
+    stochastic = test_reports.make_config(warehouse, off_policy=STOCHASTIC)
+    got = off_policy_periods(con, stochastic, [day(d) for d in days])
+    want = direct_stochastic(con, pooled_by_hand(con, "stochastic_impressions", days))
+    assert_stored([{**r, "segment": {"model": r["model"]}, "target": {}} for r in got.to_pylist()],
+                  want.to_pylist(), {})
+    con.close()
