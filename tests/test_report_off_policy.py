@@ -216,6 +216,37 @@ def test_a_stochastic_target_s_estimates_are_off_policy_s_rows(warehouse):
     con.close()
 
 
+@pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
+def test_a_stochastic_target_against_another_one(warehouse):
+    """baseline = a table of target_* columns: another stochastic target, each estimate against
+    its estimate by the same estimator on the same slates (off_policy()'s baseline= mapping)."""
+    stochastic_target(warehouse)
+    other = {"target_pscore_item_position": "pscore_item_position", "target_pscore_cascade": "pscore_cascade"}
+    section = {**STOCHASTIC, "baseline": other, "estimators": ["iips", "snrips"]}
+    config = test_reports.make_config(warehouse, off_policy=section)
+    assert config.off_policy.baseline_columns == other and config.off_policy.baseline is None
+    con = connect(warehouse)
+    run_report(con, config, [day(DAYS[0])])
+    stored = estimates.read(con, "sqlmetrics_off_policy", "daily_ab").to_pylist()
+    impressions = con.table("stochastic_impressions").filter(f"day = DATE '{DAYS[0]}'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
+        want = sqlmetrics.off_policy(con, impressions, ["iips", "snrips"], reward="click", by="model",
+                                     user=["user_id", "day"], baseline=other, **STOCHASTIC_COLUMNS)
+    label = "target_pscore_cascade=pscore_cascade, target_pscore_item_position=pscore_item_position"
+    want = [{**w, "baseline": label} for w in want.to_pylist()]
+    assert all(w["delta"] is not None for w in want)
+    assert_stored(stored, want, {})
+    # the logging policy's own propensities as the baseline: its weights are 1, its iips the mean reward
+    logging = sqlmetrics.off_policy(con, impressions, ["logging"], reward="click", by="model",
+                                    user=["user_id", "day"]).to_pylist()
+    for r in stored:
+        if r["estimator"] == "iips":
+            [mean] = [x["value"] for x in logging if x["model"] == dict(r["segment"])["model"]]
+            assert r["baseline_value"] == pytest.approx(mean, rel=1e-12)
+    con.close()
+
+
 @pytest.mark.parametrize(
     ("section", "message"),
     [

@@ -158,7 +158,8 @@ class OffPolicySection:
     columns of the impressions ([off_policy.columns] target_pscore, ...: off_policy()'s
     target_* keywords). `time_column` (the report's by default) slices the impressions,
     the target and the rewards to the period. baseline: an estimator's name (e.g. "logging"),
-    or a table of `target_by` values (another target: each target against it).
+    or a table of `target_by` values (another target: each target against it); with a
+    stochastic target, a table of target_* columns (another stochastic target).
 
     >>> config = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
     ...     "time_column": "day", "metrics": ["ndcg@10"],
@@ -175,6 +176,8 @@ class OffPolicySection:
     target_by: tuple[str, ...] = ()
     baseline: str | None = None  # an estimator's name
     baseline_target: tuple[str, ...] | None = None  # values of target_by: another target
+    # a stochastic target's baseline: another stochastic target (its target_* columns)
+    baseline_columns: dict[str, str] | None = None
     estimators: tuple[str, ...] = ()
     rewards: str | None = None
     keywords: dict[str, Any] = field(default_factory=dict)  # off_policy()'s other keywords
@@ -192,6 +195,9 @@ class OffPolicySection:
             "baseline_target": None if self.baseline_target is None else list(self.baseline_target),
             "estimators": list(self.estimators), "rewards": self.rewards,
             "keywords": dict(sorted(self.keywords.items())),
+            # (only when set: the hashes of the sections without it are unchanged)
+            **({"baseline_columns": dict(sorted(self.baseline_columns.items()))}
+               if self.baseline_columns is not None else {}),
         }  # fmt: skip
 
 
@@ -541,9 +547,16 @@ def _off_policy_section(
     for key in columns:
         _text(columns, key, source, True, "off_policy.columns.")
     stochastic = sorted(set(columns) & set(TARGET_KEYWORDS))
+    baseline_columns = None
     if stochastic:  # a stochastic target: its own propensities, columns of the impressions
         given = [k for k in ("target", "target_by") if k in section]
-        if isinstance(section.get("baseline"), dict):
+        raw = section.get("baseline")
+        if isinstance(raw, dict) and raw and set(raw) <= set(TARGET_KEYWORDS):
+            # another stochastic target: its target_* columns of the impressions
+            for key in raw:
+                _text(raw, key, source, True, "off_policy.baseline.")
+            baseline_columns = dict(raw)
+        elif isinstance(raw, dict):
             given.append("baseline as a table of target_by values")
         if given:
             raise ReportConfigError(
@@ -580,7 +593,9 @@ def _off_policy_section(
         keywords["by"] = list(by)
     raw = section.get("baseline")
     baseline, baseline_target = None, None
-    if isinstance(raw, dict):
+    if baseline_columns is not None:
+        pass
+    elif isinstance(raw, dict):
         if sorted(raw) != sorted(target_by) or not all(
             isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in raw.values()
         ):
@@ -619,6 +634,7 @@ def _off_policy_section(
         impressions=impressions, target=target,
         time_column=_text(section, "time_column", source, False, where) or time_column,
         target_by=target_by, baseline=baseline, baseline_target=baseline_target,
+        baseline_columns=baseline_columns,
         estimators=estimators, rewards=rewards, keywords=keywords, results_table=table,
     )  # fmt: skip
 

@@ -284,8 +284,12 @@ def off_policy_periods(
     impressions = con.sql(sliced(section.impressions, "impressions"))
     rewards = None if section.rewards is None else con.sql(sliced(section.rewards, "rewards"))
     if section.target is None:  # a stochastic target: its propensities are the impressions' columns
+        other = section.baseline_columns
         table = off_policy(con, impressions, list(section.estimators), rewards=rewards,
-                           baseline=section.baseline, **section.options())  # fmt: skip
+                           baseline=section.baseline if other is None else dict(other),
+                           **section.options())  # fmt: skip
+        if other is not None:  # named by its columns
+            table = _named_baseline(table, ", ".join(f"{k}={v}" for k, v in sorted(other.items())))
         return off_policy_table.staged(section, [((), table)])
     target_sql = sliced(section.target, "target")
     columns = [quote_identifier(c) for c in section.target_by]
@@ -310,13 +314,20 @@ def off_policy_periods(
         own = values == section.baseline_target  # (the baseline target: its estimates alone)
         table = off_policy(con, impressions, list(section.estimators), target=target, rewards=rewards,
                            baseline=None if own else baseline, **section.options())  # fmt: skip
-        if section.baseline_target is not None and not own and "baseline" in table.column_names:
+        if section.baseline_target is not None and not own:
             pairs = zip(section.target_by, section.baseline_target, strict=True)
-            label = ", ".join(f"{c}={v}" for c, v in pairs)
-            table = table.set_column(table.column_names.index("baseline"), "baseline",
-                                     pa.array([label] * table.num_rows, pa.string()))  # fmt: skip
+            table = _named_baseline(table, ", ".join(f"{c}={v}" for c, v in pairs))
         estimates.append((values, table))
     return off_policy_table.staged(section, estimates)
+
+
+def _named_baseline(table: pa.Table, label: str) -> pa.Table:
+    """off_policy()'s rows against another target with its baseline column the report's name
+    of that target ('model=A'; off_policy() names a relation or a mapping 'baseline')."""
+    if "baseline" not in table.column_names:
+        return table
+    return table.set_column(table.column_names.index("baseline"), "baseline",
+                            pa.array([label] * table.num_rows, pa.string()))  # fmt: skip
 
 
 def _noting_weights(
