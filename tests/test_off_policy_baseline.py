@@ -6,6 +6,7 @@ random logs with exact Plackett-Luce propensities, 1e-9."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import duckdb
 import numpy as np
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 import sqlmetrics
 from sqlmetrics import off_policy
 from sqlmetrics.errors import ConventionError, InvalidDataError, UnknownTableError
+from sqlmetrics.statement.exact_sums import with_exact_sums
 from tests.off_policy_reference import (
     add_stochastic_target,
     log_arrays,
@@ -29,6 +31,7 @@ from tests.off_policy_reference import (
     unit_terms,
 )
 from tests.test_off_policy import ALL, STOCHASTIC, close, quiet
+from tests.test_off_policy_engines import same
 
 COMPARED = ("baseline_value", "delta", "delta_ci_low", "delta_ci_high", "p_value")
 
@@ -150,8 +153,67 @@ def test_same_target_is_no_difference_and_errors():
         off_policy(con, log, ["iips"], target=ranking, baseline=doubled)
     with pytest.raises(ConventionError, match="baseline= as a mapping gives a stochastic target's columns"):
         off_policy(con, log, ["iips"], target=ranking, baseline={"pscore": "x"})
-    with pytest.raises(ConventionError, match="off_policy_sql\\(\\): baseline= another target"):
-        sqlmetrics.off_policy_sql(con, log, ["iips"], target=ranking, baseline=ranking)
     empty = log.slice(0, 0)
     got = off_policy(con, empty, ["iips"], target=ranking, baseline=ranking)
+    assert got.num_rows == 0 and "delta" in got.column_names
+
+
+def rows_of_text(con, impressions, estimators, label, by=None, **options) -> pa.Table:
+    """off_policy_sql()'s one statement for baseline= another target, run on con, as
+    off_policy()'s rows (sqlmetrics.stats.off_policy._table_against_target)."""
+    from sqlmetrics.stats.off_policy import _table_against_target
+
+    def run(form: str) -> pa.Table:
+        text = sqlmetrics.off_policy_sql(con, impressions, estimators, by=by, exact_sums=form, **options)
+        assert ";" not in text and text.lstrip().upper().startswith("WITH")
+        return con.sql(text).to_arrow_table()
+
+    result = with_exact_sums(run)  # (the fast form's NaN: the wide form, as off_policy() runs it)
+    segments = [by] if by else []
+    return _table_against_target(result, estimators, segments, options.get("confidence", 0.95), label)
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), units=st.integers(2, 20), length=st.integers(1, 3),
+       segmented=st.booleans(), clip=clip_strategy, position_weights=weights_strategy)
+def test_off_policy_sql_against_a_target_is_one_statement(seed, units, length, segmented, clip,
+                                                          position_weights):
+    """off_policy_sql(baseline=<another target>): one statement (the estimates and compare()'s
+    comparison of both targets' per-unit terms, inline), whose rows give off_policy()'s (1e-12):
+    a ranking against a ranking, a stochastic target against a stochastic one and a ranking."""
+    rng = np.random.default_rng(seed)
+    impressions, target = random_log(rng, units, 4, length)
+    add_stochastic_target(rng, impressions, 4, "b")
+    for row in impressions:
+        row["device"] = ["phone", "web", None][row["user_id"] % 3]
+    other = random_ranking(rng, impressions, 4)
+    con = duckdb.connect()
+    for name, rows in (("log", impressions), ("ranking", target), ("other", other)):
+        con.register(f"{name}_frame", pa.Table.from_pylist(rows))
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")
+    by = "device" if segmented else None
+    common = {"clip": clip, "position_weights": position_weights, "predicted_reward": "predicted"}
+    own = {"target_pscore": "target_pscore", "target_pscore_item_position": "target_pscore_item_position",
+           "target_pscore_cascade": "target_pscore_cascade", "target_predicted_reward": "target_predicted"}
+    b_own = {"target_pscore": "b_pscore", "target_pscore_item_position": "b_pscore_item_position",
+             "target_pscore_cascade": "b_pscore_cascade", "target_predicted_reward": "b_predicted"}
+    cases = [
+        (ALL, {"target": "ranking", "baseline": "other"}, "other"),
+        (STOCHASTIC, {**own, "baseline": b_own}, "baseline"),
+        (["iips", "snrips", "sips", "logging"], {**own, "baseline": "ranking"}, "ranking"),
+    ]
+    for estimators, options, label in cases:
+        options = {**common, **options}
+        want = quiet(con, "log", estimators, by=by, **options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
+            same(want, rows_of_text(con, "log", estimators, label, by=by, **options), 1e-12)
+
+
+def test_off_policy_sql_against_a_target_of_an_empty_log():
+    impressions, target = random_log(np.random.default_rng(3), 4, 4, 2)
+    con = duckdb.connect()
+    con.register("log", pa.Table.from_pylist(impressions).slice(0, 0))
+    con.register("ranking", pa.Table.from_pylist(target))
+    got = rows_of_text(con, "log", ["iips"], "ranking", target="ranking", baseline="ranking")
     assert got.num_rows == 0 and "delta" in got.column_names

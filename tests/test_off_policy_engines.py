@@ -61,13 +61,13 @@ def runs(con, text_items: bool) -> list[pa.Table]:
     return out
 
 
-def same(a: pa.Table, b: pa.Table) -> None:
+def same(a: pa.Table, b: pa.Table, tolerance: float = 1e-9) -> None:
     assert a.column_names == b.column_names
     assert a.num_rows == b.num_rows
     for r, s in zip(a.to_pylist(), b.to_pylist(), strict=True):
         for name, value in r.items():
             if isinstance(value, float):
-                assert s[name] == pytest.approx(value, rel=1e-9, abs=1e-9), name
+                assert s[name] == pytest.approx(value, rel=tolerance, abs=tolerance), name
             else:
                 assert s[name] == value, name
 
@@ -105,7 +105,10 @@ def tables(con, text_items: bool) -> None:
     impressions, target = data(text_items)
     events = pa.table({"user_id": [0, 1, 1, 2], "item_id": impressions.column("item_id").to_pylist()[:4],
                        "event": ["buy", "view", "buy", "view"]})
-    for name, table in (("impressions", impressions), ("target", target), ("events", events)):
+    other = target.set_column(target.column_names.index("score"), "score",
+                              pa.compute.negate(target.column("score")))
+    for name, table in (("impressions", impressions), ("target", target), ("events", events),
+                        ("target_b", other)):
         con.register(f"{name}_frame", table)
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")
 
@@ -120,6 +123,9 @@ VARIANTS = [
      "target_pscore_cascade": "target_pscore_cascade", "predicted_reward": "predicted",
      "target_predicted_reward": "target_predicted", "position_weights": [1.0, 0.5],
      "truth_duplicates": "sum"},
+    # baseline= another target: one statement, the estimates and compare()'s comparison
+    {"estimators": ["iips", "snrips", "sips", "logging"], "target": "target", "baseline": "target_b",
+     "by": "device"},
 ]
 
 
@@ -142,7 +148,7 @@ def test_text_parses_in_its_dialect(dialect, variant):
 def test_bigquery_and_snowflake_text_computes_the_same(dialect, variant):
     import sqlglot
 
-    from sqlmetrics.stats.off_policy import _table
+    from sqlmetrics.stats.off_policy import _table, _table_against_target
 
     con = duckdb.connect()
     tables(con, False)
@@ -154,4 +160,8 @@ def test_bigquery_and_snowflake_text_computes_the_same(dialect, variant):
         text = sqlmetrics.off_policy_sql(con, "impressions", estimators, dialect=dialect, **options)
         sums = con.sql(sqlglot.transpile(text, read=dialect, write="duckdb")[0]).to_arrow_table()
         by = options.get("by")
-        same(_table(sums, estimators, [by] if by else [], 0.95, options.get("baseline")), expected)
+        if options.get("baseline") == "target_b":
+            got = _table_against_target(sums, estimators, [by] if by else [], 0.95, "target_b")
+        else:
+            got = _table(sums, estimators, [by] if by else [], 0.95, options.get("baseline"))
+        same(got, expected)

@@ -63,7 +63,8 @@ period_end, segment (a MAP of the by-columns' values), metric, k, value, users, 
 sqlmetrics_version, config_hash, ci_low, ci_high (with [compare]). With [compare], each
 period's comparisons go to their own table (default sqlmetrics_comparisons) in the same
 transaction, and --html charts the deltas; with [off_policy], the off-policy estimates (default
-sqlmetrics_off_policy), charted with their intervals. One process writes a DuckDB file at a time: a second run
+sqlmetrics_off_policy), charted with their intervals, and those of the whole range (all its
+periods' slates pooled) in a table. One process writes a DuckDB file at a time: a second run
 fails at once with a clear message, or waits up to --wait seconds.
 
 exit status:
@@ -233,14 +234,27 @@ def _comparison(con: duckdb.DuckDBPyConnection, config: Any) -> Any:
 
 
 def _estimates(con: duckdb.DuckDBPyConnection, config: Any) -> Any:
-    """The page's off-policy estimates: the stored ones."""
-    from ..reports import html
+    """The page's off-policy estimates: the stored ones, and off_policy() over all their
+    periods pooled."""
+    import warnings
+
+    from ..reports import comparisons, html
     from ..reports import off_policy as estimates
+    from ..reports.runner import off_policy_periods
+    from ..stats.off_policy import OffPolicyWarning
 
     if config.off_policy is None:
         return None
     section = config.off_policy
-    return html.OffPolicy(estimates.read(con, section.results_table, config.name), section)
+    rows = estimates.read(con, section.results_table, config.name)
+    periods = comparisons.stored_periods(rows)
+    try:
+        with warnings.catch_warnings():  # (the periods' own warnings were said when they ran)
+            warnings.simplefilter("ignore", OffPolicyWarning)
+            pooled = off_policy_periods(con, config, periods) if periods else None
+    except SqlMetricsError as exc:  # the sources no longer hold the range (retention), say
+        return html.OffPolicy(rows, section, None, f"not computed: {options.one_line(exc)}")
+    return html.OffPolicy(rows, section, pooled)
 
 
 def _print_comparisons(con: duckdb.DuckDBPyConnection, config: Any, periods: list) -> None:

@@ -22,7 +22,8 @@ results_table = "sqlmetrics_results"
 [off_policy]    # impressions = "impressions" (required), target, target_by, baseline, estimators,
                 # rewards, reward, action, grades, relevance, user, by, confidence, test,
                 # replicates, seed, position_weights, clip, time_column, results_table, and
-                # [off_policy.columns] (item, position, pscore, ...): see OffPolicySection
+                # [off_policy.columns] (item, position, pscore, ..., and a stochastic
+                # target's target_pscore, ...): see OffPolicySection
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ from ..names.conventions import Conventions
 from ..names.metric_names import parse_metrics, require_means
 from ..names.profiles import DEFAULT_PROFILE, KEYWORDS, conventions_by_metric
 from ..stats.compare import check_options
-from ..stats.off_policy import DEFAULT_ESTIMATORS, ESTIMATORS, _check_options, _estimators, _position_weights
+from ..stats.off_policy import (
+    DEFAULT_ESTIMATORS,
+    ESTIMATORS,
+    TARGET_KEYWORDS,
+    _check_options,
+    _estimators,
+    _position_weights,
+)
 from ..stats.unpaired import check_design, check_split
 from .periods import parse_unit
 
@@ -85,7 +93,7 @@ _OFF_POLICY = {
 # [off_policy.columns]: off_policy()'s column keywords other than the unit's key and the reward
 _OFF_POLICY_COLUMNS = {
     "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "score", "rank",
-    "predicted_reward",
+    "predicted_reward", *TARGET_KEYWORDS,
 }  # fmt: skip
 DEFAULT_TIMEZONE = "UTC"
 _MACHINE_ZONES = {"localtime", "posixrules", "Factory"}  # files that depend on the machine
@@ -146,9 +154,12 @@ class CompareSection:
 class OffPolicySection:
     """A report's [off_policy] section: each period, sqlmetrics.off_policy() over the period's
     impressions, of the target ranking (each value of `target_by` a target of its own), its rows
-    kept in `results_table`. `time_column` (the report's by default) slices the impressions,
+    kept in `results_table`; or a stochastic target (target None), whose propensities are
+    columns of the impressions ([off_policy.columns] target_pscore, ...: off_policy()'s
+    target_* keywords). `time_column` (the report's by default) slices the impressions,
     the target and the rewards to the period. baseline: an estimator's name (e.g. "logging"),
-    or a table of `target_by` values (another target: each target against it).
+    or a table of `target_by` values (another target: each target against it); with a
+    stochastic target, a table of target_* columns (another stochastic target).
 
     >>> config = config_from_dict({"name": "r", "warehouse": "w.duckdb", "recommendations": "recs",
     ...     "time_column": "day", "metrics": ["ndcg@10"],
@@ -160,11 +171,13 @@ class OffPolicySection:
     """
 
     impressions: str
-    target: str
+    target: str | None  # None: a stochastic target (keywords' target_* columns of the impressions)
     time_column: str
     target_by: tuple[str, ...] = ()
     baseline: str | None = None  # an estimator's name
     baseline_target: tuple[str, ...] | None = None  # values of target_by: another target
+    # a stochastic target's baseline: another stochastic target (its target_* columns)
+    baseline_columns: dict[str, str] | None = None
     estimators: tuple[str, ...] = ()
     rewards: str | None = None
     keywords: dict[str, Any] = field(default_factory=dict)  # off_policy()'s other keywords
@@ -182,6 +195,9 @@ class OffPolicySection:
             "baseline_target": None if self.baseline_target is None else list(self.baseline_target),
             "estimators": list(self.estimators), "rewards": self.rewards,
             "keywords": dict(sorted(self.keywords.items())),
+            # (only when set: the hashes of the sections without it are unchanged)
+            **({"baseline_columns": dict(sorted(self.baseline_columns.items()))}
+               if self.baseline_columns is not None else {}),
         }  # fmt: skip
 
 
@@ -524,12 +540,31 @@ def _off_policy_section(
     _unknown_keys(section, _OFF_POLICY, "off_policy.", source)
     where = "off_policy."
     impressions = _text(section, "impressions", source, True, where)
-    target = _text(section, "target", source, False, where) or recommendations
+    target: str | None = _text(section, "target", source, False, where) or recommendations
     target_by = _names(section.get("target_by", []), "off_policy.target_by", source)
     columns = _table(section, "columns", source)
     _unknown_keys(columns, _OFF_POLICY_COLUMNS, "off_policy.columns.", source)
     for key in columns:
         _text(columns, key, source, True, "off_policy.columns.")
+    stochastic = sorted(set(columns) & set(TARGET_KEYWORDS))
+    baseline_columns = None
+    if stochastic:  # a stochastic target: its own propensities, columns of the impressions
+        given = [k for k in ("target", "target_by") if k in section]
+        raw = section.get("baseline")
+        if isinstance(raw, dict) and raw and set(raw) <= set(TARGET_KEYWORDS):
+            # another stochastic target: its target_* columns of the impressions
+            for key in raw:
+                _text(raw, key, source, True, "off_policy.baseline.")
+            baseline_columns = dict(raw)
+        elif isinstance(raw, dict):
+            given.append("baseline as a table of target_by values")
+        if given:
+            raise ReportConfigError(
+                f"{source}: off_policy.columns.{stochastic[0]} gives a stochastic target (its "
+                f"propensities in the impressions), but the section also gives {', '.join(given)} "
+                "(a target ranking): give one or the other"
+            )
+        target = None
     keywords: dict[str, Any] = dict(columns)
     for key in ("reward", "action", "relevance"):
         if key in section:
@@ -558,7 +593,9 @@ def _off_policy_section(
         keywords["by"] = list(by)
     raw = section.get("baseline")
     baseline, baseline_target = None, None
-    if isinstance(raw, dict):
+    if baseline_columns is not None:
+        pass
+    elif isinstance(raw, dict):
         if sorted(raw) != sorted(target_by) or not all(
             isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in raw.values()
         ):
@@ -597,6 +634,7 @@ def _off_policy_section(
         impressions=impressions, target=target,
         time_column=_text(section, "time_column", source, False, where) or time_column,
         target_by=target_by, baseline=baseline, baseline_target=baseline_target,
+        baseline_columns=baseline_columns,
         estimators=estimators, rewards=rewards, keywords=keywords, results_table=table,
     )  # fmt: skip
 

@@ -330,10 +330,53 @@ def _comparison_parts(
 
 @dataclass(frozen=True)
 class OffPolicy:
-    """What the page shows of an [off_policy] section: the stored estimates (off_policy.read)."""
+    """What the page shows of an [off_policy] section: the stored estimates (off_policy.read),
+    off_policy() over all the slates of their periods pooled (runner.off_policy_periods; None:
+    not computed), and why not."""
 
     rows: pa.Table
     section: OffPolicySection
+    pooled: pa.Table | None = None
+    why_not_pooled: str = ""
+
+
+def off_policy_range_table(estimates: OffPolicy) -> str:
+    """The whole range's estimates (all the slates of the stored periods pooled): a row per
+    (segment, target, estimator) with its value, interval, units, ess and support, and with a
+    baseline its delta, interval and p; in a box of its own that scrolls sideways on a phone."""
+    section, stored = estimates.section, estimates.rows.to_pylist()
+    periods = sorted({(r["period_start"], r["period_end"]) for r in stored})
+    span = f"{Period(*periods[0]).label} to {Period(*periods[-1]).label}" if periods else "no period"
+    caption = f"whole range, {span} ({counted(len(periods), 'period')}, all slates pooled)"
+    if estimates.pooled is None:
+        why = escape(estimates.why_not_pooled)
+        return f'<p class="note" data-range="off-policy-whole">{escape(caption)}: {why}</p>'
+    rows = estimates.pooled.to_pylist()
+    by = list(section.keywords.get("by") or [])
+    compared = any(r["delta"] is not None for r in rows)
+    names = ["estimate of", "estimator", "value", "interval", "units", "ess", "support"]
+    names += ["baseline", "delta", "interval", "p"] if compared else []
+    head = "".join(f'<th class="{"text" if i < 2 or n == "baseline" else "num"}">{escape(n)}</th>'
+                   for i, n in enumerate(names))  # fmt: skip
+
+    def interval(low: float | None, high: float | None) -> str:
+        return "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+    body = []
+    for r in rows:
+        named = {**{c: r[c] for c in by}, **{c: r[f"_t{i}"] for i, c in enumerate(section.target_by)}}
+        cells = [_segment_name(named), r["estimator"], cell_text(r["value"], 4),
+                 interval(r["ci_low"], r["ci_high"]), cell_text(r["units"], 4), cell_text(r["ess"], 4),
+                 cell_text(r["support"], 4)]  # fmt: skip
+        if compared:
+            cells += [cell_text(r["baseline"], 4), cell_text(r["delta"], 4),
+                      interval(r["delta_ci_low"], r["delta_ci_high"]), p_text(r["p_value"])]  # fmt: skip
+        body.append("<tr>" + "".join(f'<td class="{"text" if i < 2 or names[i] == "baseline" else "num"}">'
+                                     f"{escape(c)}</td>" for i, c in enumerate(cells)) + "</tr>")  # fmt: skip
+    return (
+        f'<div class="wide"><table class="summary" data-range="off-policy-whole"><caption>{escape(caption)}'
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _estimate_name(row: dict) -> str:
@@ -369,10 +412,16 @@ def off_policy_charts(estimates: OffPolicy, colors: dict[str, str] | None = None
 
 def _off_policy_part(estimates: OffPolicy, colors: dict[str, str]) -> list[str]:
     section = estimates.section
-    what = f"target {section.target}" + (f" by {', '.join(section.target_by)}" if section.target_by else "")
+    if section.target is None:  # a stochastic target: its propensities, columns of the impressions
+        what = "the stochastic target " + ", ".join(
+            f"{k}={v}" for k, v in section.keywords.items() if k.startswith("target_"))
+    else:
+        by = f" by {', '.join(section.target_by)}" if section.target_by else ""
+        what = f"target {section.target}{by}"
     return [
         f'<section id="off-policy"><h2>Off-policy estimates of {escape(what)} from '
         f"{escape(section.impressions)}</h2>",
+        off_policy_range_table(estimates),
         '<div class="charts">', *off_policy_charts(estimates, colors), "</div></section>",
     ]
 
@@ -423,7 +472,7 @@ def render_page(
     metrics: their labels in display order; curves: runner.curves() of curve_period;
     segments: how many segment columns the curve tables start with; comparison: the stored
     comparisons and the whole range's, with a [compare] section; estimates: the stored
-    off-policy estimates, with an [off_policy] section.
+    off-policy estimates and the whole range's, with an [off_policy] section.
 
     >>> import pyarrow as pa
     >>> from datetime import date

@@ -257,15 +257,41 @@ def off_policy_period(con: duckdb.DuckDBPyConnection, config: ReportConfig, peri
     target and rewards, once per target (each value of target_by), as the off-policy table
     stages them (off_policy.staged): each target against the section's baseline, an estimator
     or another target (the baseline target's own rows without a comparison)."""
+    return off_policy_periods(con, config, [period])
+
+
+def off_policy_periods(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
+) -> pa.Table:
+    """off_policy_period() over one period, or over several pooled: each slate of each period a
+    unit of its own (the unit's first key column read as '<period start>|<value>' in the
+    impressions, the target and the rewards), one more off_policy() over all the slates of a
+    range, as compare_periods() pools the users of a range."""
     section = config.off_policy
     if section is None:
         raise SqlMetricsError(f"{config.source}: the report has no [off_policy] section")
-    time_column = section.time_column
-    impressions = con.sql(_period_slice(con, config, section.impressions, "impressions", time_column, period))
-    target_sql = _period_slice(con, config, section.target, "target", time_column, period)
-    rewards = None
-    if section.rewards is not None:
-        rewards = con.sql(_period_slice(con, config, section.rewards, "rewards", time_column, period))
+    first = unit_columns(section.keywords.get("user", "user_id"))[0]
+
+    def sliced(name: str, role: str) -> str:
+        if len(periods) == 1:
+            return _period_slice(con, config, name, role, section.time_column, periods[0])
+        source, _ = _time_source(con, name, role, section.time_column)
+        user = col.find_column(source, first, role, "user")
+        slices = [{"sql": _period_slice(con, config, name, role, section.time_column, p),
+                   "start": quote_string(p.start.isoformat())} for p in periods]  # fmt: skip
+        return render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
+
+    impressions = con.sql(sliced(section.impressions, "impressions"))
+    rewards = None if section.rewards is None else con.sql(sliced(section.rewards, "rewards"))
+    if section.target is None:  # a stochastic target: its propensities are the impressions' columns
+        other = section.baseline_columns
+        table = off_policy(con, impressions, list(section.estimators), rewards=rewards,
+                           baseline=section.baseline if other is None else dict(other),
+                           **section.options())  # fmt: skip
+        if other is not None:  # named by its columns
+            table = _named_baseline(table, ", ".join(f"{k}={v}" for k, v in sorted(other.items())))
+        return off_policy_table.staged(section, [((), table)])
+    target_sql = sliced(section.target, "target")
     columns = [quote_identifier(c) for c in section.target_by]
 
     def target_of(values: tuple[str, ...]) -> duckdb.DuckDBPyRelation:
@@ -288,13 +314,20 @@ def off_policy_period(con: duckdb.DuckDBPyConnection, config: ReportConfig, peri
         own = values == section.baseline_target  # (the baseline target: its estimates alone)
         table = off_policy(con, impressions, list(section.estimators), target=target, rewards=rewards,
                            baseline=None if own else baseline, **section.options())  # fmt: skip
-        if section.baseline_target is not None and not own and "baseline" in table.column_names:
+        if section.baseline_target is not None and not own:
             pairs = zip(section.target_by, section.baseline_target, strict=True)
-            label = ", ".join(f"{c}={v}" for c, v in pairs)
-            table = table.set_column(table.column_names.index("baseline"), "baseline",
-                                     pa.array([label] * table.num_rows, pa.string()))  # fmt: skip
+            table = _named_baseline(table, ", ".join(f"{c}={v}" for c, v in pairs))
         estimates.append((values, table))
     return off_policy_table.staged(section, estimates)
+
+
+def _named_baseline(table: pa.Table, label: str) -> pa.Table:
+    """off_policy()'s rows against another target with its baseline column the report's name
+    of that target ('model=A'; off_policy() names a relation or a mapping 'baseline')."""
+    if "baseline" not in table.column_names:
+        return table
+    return table.set_column(table.column_names.index("baseline"), "baseline",
+                            pa.array([label] * table.num_rows, pa.string()))  # fmt: skip
 
 
 def _noting_weights(

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..engines import for_connection
 from ..errors import ConventionError, InvalidDataError, MissingColumnError, SqlMetricsError, UnknownTableError
@@ -178,6 +179,7 @@ def off_policy_sql(
     estimators: str | Sequence[str] = DEFAULT_ESTIMATORS,
     *,
     dialect: str | None = None,
+    exact_sums: str = "fast",
     **options: Any,
 ) -> str:
     """The statement off_policy() runs with the same arguments (its keywords), in `dialect`
@@ -185,7 +187,13 @@ def off_policy_sql(
     one row per segment of sums (columns _n, _s<i> the sum of estimator i's per-unit terms,
     _ss<i> their squared deviations, and the weights' diagnostics; docs/off-policy.md). As for
     sql(), inputs must be tables (or, where the dialect reads them, files), and con=None
-    takes each input as a (table name, columns) pair.
+    takes each input as a (table name, columns) pair. exact_sums: "fast" (the default), whose
+    sums give NaN for a group whose terms they cannot hold (off_policy() then runs the "wide"
+    form, exact for any term), or "wide".
+
+    With baseline= another target, the one statement holds the estimates and compare()'s
+    comparison of both targets' per-unit terms (t): one row per (segment, estimator) of the
+    segment's sums beside compare()'s row, its columns prefixed _cmp (docs/off-policy.md).
 
     >>> import sqlmetrics
     >>> log = ("logs.impressions", {"user_id": "INT64", "item_id": "STRING", "position": "INT64",
@@ -202,18 +210,53 @@ def off_policy_sql(
     unknown = sorted(set(options) - set(defaults))
     if unknown:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
-    if _baseline(options.get("baseline"))[1] is not None:
-        raise ConventionError(
-            "off_policy_sql(): baseline= another target is compared by a statement of its own "
-            "(off_policy() runs it); give off_policy_sql() each target as target= for its sums"
-        )
+    if exact_sums not in ("fast", "wide"):
+        raise ConventionError(f"exact_sums={exact_sums!r}: the sums' form is 'fast' or 'wide'")
+    estimator, other, _ = _baseline(options.get("baseline"))
+    options = {**defaults, **options, "baseline": estimator}
     engine = for_connection(con)
     try:
         name = get_dialect(dialect or engine.dialect or "duckdb").name
-        context, *_ = _context(engine, name, impressions, estimators, {**defaults, **options})
-        return render("off_policy/off_policy.sql.j2", {**context, "exact_sums": "fast"})
+        context, _, _, wanted, _ = _context(engine, name, impressions, estimators, options)
+        estimates = render("off_policy/off_policy.sql.j2", {**context, "exact_sums": exact_sums})
+        if other is None:
+            return estimates
+        # baseline= another target: the estimates and compare()'s comparison of both targets'
+        # per-unit terms (computed inline) in one statement (against_target.sql.j2)
+        other_context = _context(engine, name, impressions, wanted,
+                                 {**options, **other, "target_role": "baseline"})[0]  # fmt: skip
+        sides = {f"{side}_sql": render("off_policy/off_policy.sql.j2", {**c, "exact_sums": exact_sums,
+                                                                         "per_unit": True}).rstrip("\n")
+                 for side, c in (("target", context), ("baseline", other_context))}  # fmt: skip
+        compared = _comparison_sql(context, sides, exact_sums, "t", options["confidence"],
+                                   options["replicates"], options["seed"]).rstrip("\n")  # fmt: skip
+        within = [f"_w{i}" for i in range(len(context["segments"]) + 1)]
+        return render("off_policy/against_target.sql.j2", {
+            **context, "estimates_sql": estimates.rstrip("\n"), "compare_sql": compared,
+            "within_aliases": within,
+        })  # fmt: skip
     finally:
         engine.release()
+
+
+def _table_against_target(result: pa.Table, wanted: list[str], segments: list[str], confidence: float,
+                          label: str | None) -> pa.Table:
+    """off_policy()'s rows from the rows of off_policy_sql(baseline=<another target>)'s
+    statement (against_target.sql.j2): the segments' sums, once per segment, give the
+    estimates; the columns prefixed _cmp, compare()'s rows, the comparison (t)."""
+    ours = [name for name in result.column_names if not name.startswith("_cmp")]
+    theirs = [name for name in result.column_names if name.startswith("_cmp")]
+    seen: set[tuple] = set()
+    first = []
+    for i, key in enumerate(zip(*(result.column(f"_g{j}").to_pylist() for j in range(len(segments))),
+                                result.column("_n").to_pylist(), strict=True)):  # fmt: skip
+        if key not in seen:
+            seen.add(key)
+            first.append(i)
+    table = _table(result.select(ours).take(pa.array(first, pa.int64())), wanted, segments, confidence)
+    compared = result.select(theirs).rename_columns([name[len("_cmp"):] for name in theirs])
+    compared = compared.filter(pc.is_valid(compared.column("_row_kind")))
+    return _with_comparison(table, compared, segments, label, "t", confidence)
 
 
 def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str | Sequence[str],
@@ -639,34 +682,49 @@ def _against_target(engine: Any, context: dict[str, Any], other: dict[str, Any],
     two targets' per-unit terms (sql/off_policy/two_targets.sql.j2): the difference of the
     values, the t interval of the per-unit differences (for the self-normalized forms, of
     their linearised terms: the delta method) or the bootstrap's, and p."""
+    if not table.num_rows:
+        return _with_comparison(table, None, segments, label, test, confidence)
+    sides = {"target_sql": _per_unit_terms(engine, context),
+             "baseline_sql": _per_unit_terms(engine, other)}  # fmt: skip
+    compared = with_exact_sums(
+        lambda form: engine.run(_comparison_sql(context, sides, form, test, confidence, replicates, seed))
+    )
+    return _with_comparison(table, compared, segments, label, test, confidence)
+
+
+def _comparison_sql(context: dict[str, Any], sides: dict[str, str], form: str, test: str,
+                    confidence: float, replicates: int, seed: int) -> str:
+    """compare()'s statement (sql/compare/compare.sql.j2) pairing the two targets' per-unit
+    terms, `sides` the queries of each (target_sql, baseline_sql): one row per (segment,
+    estimator), the system _pol ('target') against 'baseline' within each estimator _est."""
     dialect = get_dialect(context["dialect"])
+    base = _compare_context(dialect, context, test, confidence, replicates, seed, ["_est"])
+    systems = [{"alias": "_s0", "name": "_pol", "is_text": True,
+                "baseline": dialect.quote_string("baseline")}]  # fmt: skip
+    per_unit = render("off_policy/two_targets.sql.j2", sides).rstrip("\n")
+    statement = {**base, "exact_sums": form, "systems": systems, "per_user_sql": per_unit}
+    return render("compare/compare.sql.j2", statement)
+
+
+def _with_comparison(table: pa.Table, compared: pa.Table | None, segments: list[str], label: str | None,
+                     test: str, confidence: float) -> pa.Table:
+    """The estimates' table with the comparison's columns (COMPARED) from compare()'s rows of
+    the two targets' per-unit terms (_comparison_sql's)."""
     columns = {name: table.column(name).to_pylist() for name in table.column_names}
     for name in COMPARED:
         columns[name] = [None] * table.num_rows
     if table.num_rows:
-        base = _compare_context(dialect, context, test, confidence, replicates, seed, ["_est"])
-        systems = [{"alias": "_s0", "name": "_pol", "is_text": True,
-                    "baseline": dialect.quote_string("baseline")}]  # fmt: skip
-
-        sides = {"target_sql": _per_unit_terms(engine, context),
-                 "baseline_sql": _per_unit_terms(engine, other)}  # fmt: skip
-        per_unit = render("off_policy/two_targets.sql.j2", sides).rstrip("\n")
-
-        def run(form: str) -> pa.Table:
-            statement = {**base, "exact_sums": form, "systems": systems, "per_user_sql": per_unit}
-            return engine.run(render("compare/compare.sql.j2", statement))
-
-        rows = compare_table(with_exact_sums(run), [SimpleNamespace(label="value")], [*segments, "_est"],
+        rows = compare_table(compared, [SimpleNamespace(label="value")], [*segments, "_est"],
                              ["_pol"], ("baseline",), test, confidence, None)  # fmt: skip
         found = {(*[r[s] for s in segments], r["_est"]): r for r in rows.to_pylist()}
         for j, row in enumerate(table.to_pylist()):
-            compared = found[(*[row[s] for s in segments], row["estimator"])]
+            compared_row = found[(*[row[s] for s in segments], row["estimator"])]
             columns["baseline"][j] = label
-            columns["baseline_value"][j] = compared["baseline_mean"]
-            columns["delta"][j] = compared["delta"]
-            columns["delta_ci_low"][j] = compared["ci_low"]
-            columns["delta_ci_high"][j] = compared["ci_high"]
-            columns["p_value"][j] = compared["p_value"]
+            columns["baseline_value"][j] = compared_row["baseline_mean"]
+            columns["delta"][j] = compared_row["delta"]
+            columns["delta_ci_low"][j] = compared_row["ci_low"]
+            columns["delta_ci_high"][j] = compared_row["ci_high"]
+            columns["p_value"][j] = compared_row["p_value"]
     types = {"baseline": pa.string()}
     return pa.table({name: pa.array(values, type=table.schema.field(name).type if name in table.column_names
                                     else types.get(name, pa.float64()))
