@@ -286,8 +286,13 @@ def test_metric_functions(con):
     # (iprec_at_recall_0.50, 11pt_avg: no Python name, evaluate() only)
     every = {name: getattr(sqlmetrics, name) for name in sqlmetrics.METRICS if name.isidentifier()}
     assert sqlmetrics.ndcg(con, RECS, k=None, truth=TRUTH).schema.names == ["users", "ndcg"]
+    subtopics = TRUTH.append_column("subtopic", pa.array(["s1"] * len(TRUTH)))
     for name, function in every.items():
         history = {"history": TRUTH} if sqlmetrics.METRICS[name].beyond else {}  # beyond accuracy
+        if "subtopics" in sqlmetrics.METRICS[name].reads:  # the intent-aware: subtopics=, no truth=
+            out = function(con, RECS, subtopics=subtopics)
+            assert out.num_rows == 1 and out.schema.names[0] == "users", name
+            continue
         out = function(con, RECS, truth=TRUTH, **history)
         assert out.num_rows == 1 and out.schema.names[0] == "users", name
 

@@ -283,7 +283,7 @@ def macros() -> list[Macro]:
     means and per unit."""
     out = []
     for metric in METRICS.values():
-        if metric.beyond:
+        if metric.beyond or "subtopics" in metric.reads:  # (the intent-aware: no macro yet)
             continue
         for whole in (False, True) if metric.needs_cutoff else (False,):
             for per_user in (False, True):
