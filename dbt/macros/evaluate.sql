@@ -14,13 +14,13 @@
                   score='score', rank=none, relevance=none, action=none, ties=none, threshold=none,
                   gain=none, empty=none, missing=none, ap_denominator=none, duplicates=none,
                   truth_duplicates=none, short_lists=none, profile=none, history=none, catalog=none,
-                  item_features=none, features='features', dialect=none, exact_sums='fast') -%}
+                  item_features=none, features='features', subtopics=none, dialect=none, exact_sums='fast') -%}
 {%- set options = {'truth': truth, 'by': by, 'per_user': per_user, 'user': user, 'item': item,
     'score': score, 'rank': rank, 'relevance': relevance, 'action': action, 'ties': ties,
     'threshold': threshold, 'gain': gain, 'empty': empty, 'missing': missing,
     'ap_denominator': ap_denominator, 'duplicates': duplicates, 'truth_duplicates': truth_duplicates,
     'short_lists': short_lists, 'profile': profile, 'history': history, 'catalog': catalog,
-    'item_features': item_features, 'features': features, 'dialect': dialect,
+    'item_features': item_features, 'features': features, 'subtopics': subtopics, 'dialect': dialect,
     'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('sql', 'sqlmetrics')(recs, metrics, options) ~ ') AS sqlmetrics_evaluate') }}
 {%- endmacro %}

@@ -283,7 +283,11 @@ def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
 
     if args.wait < 0:
         raise UsageError(f"sqlmetrics {args.command}: --wait must be 0 or more seconds")
-    return watched(connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect())
+    con = connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect()
+    # DuckDB's Python client prints a progress bar on stdout for a statement of over 2 s, which
+    # went into the command's output (-m all_trec --format trec > out: seen at 10M rows)
+    con.execute("SET enable_progress_bar = false")
+    return watched(con)
 
 
 def require_metrics(args: argparse.Namespace) -> None:
