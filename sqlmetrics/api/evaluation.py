@@ -66,6 +66,10 @@ def evaluate(
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
     serendipity); catalog: a table of all items (default: the items of history); item_features:
     a table of (item, features vector) for cosine similarity (diversity, serendipity).
+    subtopics: subtopic judgements, (user, subtopic, item[, relevance]) rows, for the
+    intent-aware measures ("alpha_ndcg@10", "p_ia@10", "ap_ia", "err_ia@10", "nrbp", or
+    ir_measures' "alpha_nDCG@10", ...); the call's truth too (an item's grade is its highest
+    over its unit's subtopics), so not with truth= (docs/metrics.md, "Subtopics").
     partitions: evaluate the users in this many hash partitions, one statement each (DuckDB
     only), for logs with more users than memory_limit holds; the numbers are the same to the
     last bit. progress: with partitions, one progress line per partition on stderr.
