@@ -329,3 +329,18 @@ def test_following_the_out_of_memory_advice_succeeds(tmp_path, capsys, monkeypat
     assert code == 0, err
     expected = sqlmetrics.evaluate(con, str(recs), ["ndcg@1000"], truth=str(truth))
     assert out.splitlines()[1] == f"10000,{expected['ndcg@1000'][0].as_py()}"
+
+
+@pytest.mark.parametrize("db", [False, True])
+def test_the_command_line_prints_no_progress_bar_into_its_output(tmp_path, db):
+    """DuckDB's Python client prints a progress bar on stdout for a statement of over 2 s (into
+    `--format trec > out`): the command's connections have it off."""
+    import argparse
+
+    from sqlmetrics.cli.options import connection
+
+    path = tmp_path / "w.duckdb"
+    duckdb.connect(str(path)).close()
+    args = argparse.Namespace(command="evaluate", wait=0, db=str(path) if db else None)
+    con = connection(args)
+    assert con.sql("SELECT current_setting('enable_progress_bar')").fetchall() == [(False,)]

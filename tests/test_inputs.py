@@ -286,9 +286,15 @@ def test_metric_functions(con):
     # (iprec_at_recall_0.50, 11pt_avg: no Python name, evaluate() only)
     every = {name: getattr(sqlmetrics, name) for name in sqlmetrics.METRICS if name.isidentifier()}
     assert sqlmetrics.ndcg(con, RECS, k=None, truth=TRUTH).schema.names == ["users", "ndcg"]
-    # the measures over item groups: genres (item_features), a baseline system (by, baseline)
+    # the measures over item groups: genres (item_features), a baseline system (by, baseline);
+    # the intent-aware ones: subtopics=, no truth=
     genres = pa.table({"item_id": [10, 11, 12, 13, 14], "features": [[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 2})
+    subtopics = TRUTH.append_column("subtopic", pa.array(["s1"] * len(TRUTH)))
     for name, function in every.items():
+        if "subtopics" in sqlmetrics.METRICS[name].reads:
+            out = function(con, RECS, subtopics=subtopics)
+            assert out.num_rows == 1 and out.schema.names[0] == "users", name
+            continue
         needs = sqlmetrics.METRICS[name].needs
         extra = {"history": TRUTH} if sqlmetrics.METRICS[name].beyond else {}  # beyond accuracy
         extra |= {"item_features": genres} if "genres" in needs else {}  # (groups too)

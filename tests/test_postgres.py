@@ -30,6 +30,7 @@ from engines import logged_plans
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import FAST, batch, cutoffs, unit_batch
+from subtopic_data import check_subtopics
 
 import sqlmetrics
 
@@ -363,3 +364,7 @@ def test_trec_measures_match_duckdb(pg, data):
 @given(data=batch())
 def test_the_rest_of_all_trec_matches_duckdb(pg, data):
     check_all_trec(pg, data)
+
+
+def test_intent_aware_measures_match_duckdb(pg):
+    check_subtopics(pg)

@@ -33,6 +33,7 @@ from engines import BROADCAST, spark_settings
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import FAST, batch, cutoffs, unit_batch
+from subtopic_data import check_subtopics
 
 import sqlmetrics
 
@@ -261,3 +262,7 @@ def test_the_statement_leaves_no_dataset_to_the_jvm(spark):
         assert datasets(set(ThreadSafeFinalizer.finalizers) - before) == []
     finally:
         gc.enable()
+
+
+def test_intent_aware_measures_match_duckdb(spark):
+    check_subtopics(spark, spark=True)

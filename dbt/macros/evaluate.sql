@@ -14,13 +14,13 @@
                   score='score', rank=none, relevance=none, action=none, ties=none, threshold=none,
                   gain=none, empty=none, missing=none, ap_denominator=none, duplicates=none,
                   truth_duplicates=none, short_lists=none, profile=none, history=none, catalog=none,
-                  item_features=none, features='features', dialect=none, exact_sums='fast') -%}
+                  item_features=none, features='features', subtopics=none, dialect=none, exact_sums='fast') -%}
 {%- set options = {'truth': truth, 'by': by, 'per_user': per_user, 'user': user, 'item': item,
     'score': score, 'rank': rank, 'relevance': relevance, 'action': action, 'ties': ties,
     'threshold': threshold, 'gain': gain, 'empty': empty, 'missing': missing,
     'ap_denominator': ap_denominator, 'duplicates': duplicates, 'truth_duplicates': truth_duplicates,
     'short_lists': short_lists, 'profile': profile, 'history': history, 'catalog': catalog,
-    'item_features': item_features, 'features': features, 'dialect': dialect,
+    'item_features': item_features, 'features': features, 'subtopics': subtopics, 'dialect': dialect,
     'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('sql', 'sqlmetrics')(recs, metrics, options) ~ ') AS sqlmetrics_evaluate') }}
 {%- endmacro %}
@@ -64,7 +64,7 @@
 {%- if not execute -%}{{ return('SELECT 1 AS sqlmetrics_parsing') }}{%- endif -%}
 {%- set known = ['truth', 'by', 'per_user', 'user', 'item', 'score', 'rank', 'relevance', 'action',
     'ties', 'threshold', 'gain', 'empty', 'missing', 'ap_denominator', 'duplicates', 'truth_duplicates',
-    'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'dialect',
+    'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'subtopics', 'dialect',
     'exact_sums'] -%}
 {%- for key in options if key not in known -%}{{ sqlmetrics._fail('unknown option ' ~ key) }}{%- endfor -%}
 {%- set o = {'by': none, 'per_user': false, 'user': 'user_id', 'item': 'item_id', 'score': 'score',
@@ -79,6 +79,9 @@
 {%- for key in ['history', 'catalog', 'item_features'] if o[key] is not none -%}
 {{ sqlmetrics._fail(key ~ '=: the beyond-accuracy metrics are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
 {%- endfor -%}
+{%- if o.subtopics is not none -%}
+{{ sqlmetrics._fail('subtopics=: the intent-aware measures are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
+{%- endif -%}
 {%- set requested = sqlmetrics._parse_metrics(metrics, reg) -%}
 {%- set conventions = sqlmetrics._conventions(o, reg) -%}
 {%- set recs_source = sqlmetrics._source(recs, 'recs', dialect, reg) -%}
@@ -112,6 +115,7 @@
 {%- endif -%}
 {%- set d = by_name[name] -%}
 {%- if d.beyond -%}{{ sqlmetrics._fail(d.name ~ ': the beyond-accuracy metrics are not in the dbt package yet') }}{%- endif -%}
+{%- if 'subtopics' in d.reads -%}{{ sqlmetrics._fail(d.name ~ ': the intent-aware measures (subtopics=) are not in the dbt package yet; use sqlmetrics.sql() in Python') }}{%- endif -%}
 {%- set k = none -%}
 {%- if not d.needs_cutoff and cutoff is not none -%}
 {{ sqlmetrics._fail(d.name ~ " takes no cutoff: write '" ~ d.name ~ "'") }}
@@ -374,5 +378,5 @@
     'empty': c.empty, 'missing': c.missing, 'ap_denominator': c.ap_denominator,
     'short_lists': c.short_lists, 'duplicates': c.duplicates, 'truth_duplicates': c.truth_duplicates,
     'per_user': o.per_user, 'partition': none, 'metrics': metrics_ctx, 'reads': reads | sort,
-    'beyond': none, 'exact_sums': 'fast'}) }}
+    'beyond': none, 'subtopics': none, 'exact_sums': 'fast'}) }}
 {%- endmacro %}

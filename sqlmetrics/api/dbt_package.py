@@ -58,7 +58,7 @@ CONTEXT_KEYS = (
     "dialect", "fail_function", "recs", "truth", "groups", "unit", "order_by", "ties",
     "list_length", "threshold", "gain_kind", "gain_from_threshold", "empty", "missing",
     "ap_denominator", "short_lists", "duplicates", "truth_duplicates", "per_user", "partition",
-    "metrics", "reads", "beyond", "exact_sums",
+    "metrics", "reads", "beyond", "subtopics", "exact_sums",
 )  # fmt: skip
 
 

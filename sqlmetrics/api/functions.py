@@ -57,6 +57,13 @@ def _metric_function(metric: str):
         f"Same keyword arguments as sqlmetrics.evaluate (truth, by, per_user, column names,\n"
         f"conventions). Example:\n\n    {example}\n"
     )
+    if "subtopics" in definition.reads:
+        function.__doc__ = (
+            f"{metric}: {definition.formula} (see docs/metrics.md, \"Subtopics\").\n\n"
+            "Same keyword arguments as sqlmetrics.evaluate, with subtopics= (unit, subtopic,\n"
+            "item[, relevance]) in place of truth=. User 1's list is a, b, c; a and b are\n"
+            f"relevant to subtopic s1, c to s2:\n{_SUBTOPICS_SETUP}{_SUBTOPIC_EXAMPLES[metric]}"
+        )
     if metric in _BEYOND_EXAMPLES:
         function.__doc__ = (
             f"{metric}: {definition.formula} (see docs/metrics.md, \"Beyond accuracy\").\n\n"
@@ -175,6 +182,48 @@ _BEYOND_EXAMPLES = {
 }
 
 
+# ... of the intent-aware measures (subtopics=)
+_SUBTOPICS_SETUP = """
+    >>> import duckdb, pyarrow as pa, sqlmetrics
+    >>> con = duckdb.connect()
+    >>> recs = pa.table({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "score": [0.9, 0.8, 0.7]})
+    >>> subtopics = pa.table({"user_id": [1, 1, 1], "subtopic": ["s1", "s1", "s2"],
+    ...                       "item_id": ["a", "b", "c"], "relevance": [1, 1, 1]})
+"""
+_SUBTOPIC_EXAMPLES = {
+    "alpha_ndcg": """
+    gains 1, 0.5 (s1 seen once), 1; the greedy ideal list c, b, a has gains 1, 1, 0.5:
+
+    >>> sqlmetrics.alpha_ndcg(con, recs, k=3, subtopics=subtopics).to_pylist()
+    [{'users': 1, 'alpha_ndcg@3': 0.9651954696014428}]
+""",
+    "p_ia": """
+    a covers one of the 2 subtopics:
+
+    >>> sqlmetrics.p_ia(con, recs, k=1, subtopics=subtopics).to_pylist()
+    [{'users': 1, 'p_ia@1': 0.5}]
+""",
+    "ap_ia": """
+    s1: (1/1 + 2/2) / 2 = 1; s2: (1/3) / 1; their mean:
+
+    >>> sqlmetrics.ap_ia(con, recs, subtopics=subtopics).to_pylist()
+    [{'users': 1, 'ap_ia': 0.6666666666666666}]
+""",
+    "err_ia": """
+    (1 + 0.5/2) / (2 * (1 + 0.5/2)):
+
+    >>> sqlmetrics.err_ia(con, recs, k=2, subtopics=subtopics).to_pylist()
+    [{'users': 1, 'err_ia@2': 0.5}]
+""",
+    "nrbp": """
+    (1 - 0.5 * 0.5) / 2 * (1 + 0.5 * 0.5 + 1 * 0.25):
+
+    >>> sqlmetrics.nrbp(con, recs, subtopics=subtopics).to_pylist()
+    [{'users': 1, 'nrbp': 0.5625}]
+""",
+}
+
+
 cg = _metric_function("cg")
 dcg = _metric_function("dcg")
 idcg = _metric_function("idcg")
@@ -220,6 +269,12 @@ err = _metric_function("err")
 nerr = _metric_function("nerr")
 unj = _metric_function("unj")
 relstring = _metric_function("relstring")
+# intent-aware, over subtopics=
+alpha_ndcg = _metric_function("alpha_ndcg")
+p_ia = _metric_function("p_ia")
+ap_ia = _metric_function("ap_ia")
+err_ia = _metric_function("err_ia")
+nrbp = _metric_function("nrbp")
 
 # beyond accuracy: the same keyword arguments, plus history=, catalog=, item_features=
 fcp = _metric_function("fcp")

@@ -33,9 +33,10 @@ from ..statement.templates import render
 # 1,000,000 (plan.py's WHOLE_LIST_FROM); the _whole macros rank the whole list.
 MAX_MACRO_CUTOFF = 100_000
 
-# The metrics whose terms the fast exact sum cannot hold on ordinary data (powers of rbp's p
-# are no multiples of its scale, so the fast form gives NaN and evaluate() runs the wide one):
-# their macros are the wide form, as a macro cannot run a statement again
+# The metrics whose terms the fast exact sum may not hold on ordinary data (powers of rbp's p:
+# counted, a unit whose sum is tiny next to its rounded terms, a long list with no early hit,
+# gives NaN and evaluate() runs the wide form): their macros are the wide form, as a macro
+# cannot run a statement again
 WIDE_TEMPLATES = frozenset({"metrics/rank_biased.sql.j2"})
 
 # Internal names: the input queries' columns (nothing of the caller's is named like them)
@@ -283,7 +284,7 @@ def macros() -> list[Macro]:
     means and per unit."""
     out = []
     for metric in METRICS.values():
-        if metric.beyond:
+        if metric.beyond or "subtopics" in metric.reads:  # (the intent-aware: no macro yet)
             continue
         for whole in (False, True) if metric.needs_cutoff else (False,):
             for per_user in (False, True):

@@ -210,7 +210,7 @@ def source_input(text: str | None) -> Any:
 
 # The shared keywords (statement/keywords.py) the command line does not offer: inputs for the
 # beyond-accuracy metrics, which the commands have no options for yet
-NOT_ON_THE_COMMAND_LINE = frozenset({"history", "catalog", "item_features", "features"})
+NOT_ON_THE_COMMAND_LINE = frozenset({"history", "catalog", "item_features", "features", "subtopics"})
 
 
 def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -299,7 +299,11 @@ def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
 
     if args.wait < 0:
         raise UsageError(f"sqlmetrics {args.command}: --wait must be 0 or more seconds")
-    return watched(connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect())
+    con = connect(args.db, read_only=True, wait=args.wait) if args.db else duckdb.connect()
+    # DuckDB's Python client prints a progress bar on stdout for a statement of over 2 s, which
+    # went into the command's output (-m all_trec --format trec > out: seen at 10M rows)
+    con.execute("SET enable_progress_bar = false")
+    return watched(con)
 
 
 def require_metrics(args: argparse.Namespace) -> None:

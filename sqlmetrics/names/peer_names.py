@@ -233,10 +233,19 @@ _IR: dict[str, tuple[str | None, str | None, bool]] = {
     "ERR": ("err", "err@{k}", False),  # gdeval's; ERR(max_grade=3)@10: sqlmetrics' parameter
     "nERR": ("nerr", "nerr@{k}", False),  # (sqlmetrics' name in ir_measures' form)
     "RBP": ("rbp_gain", "rbp_gain@{k}", True),  # graded; RBP(rel=2): binary at grade 2
+    # the intent-aware measures of ndeval (subtopics=); rel=: the grade from which a subtopic
+    # judgement is relevant
+    "alpha_nDCG": (None, "alpha_ndcg@{k}", True),
+    "P_IA": (None, "p_ia@{k}", True),
+    "AP_IA": ("ap_ia", None, True),
+    "ERR_IA": (None, "err_ia@{k}", True),
+    "NRBP": ("nrbp", None, True),  # NRBP(beta=0.8); alpha= only 0.5
 }
 # the one number each measure takes, by its parameter's name (registry.py's `parameter`)
-_IR_PARAMETER = {"SetF": "beta", "RBP": "p", "ERR": "max_grade", "nERR": "max_grade"}
-_IR_NAME = re.compile(r"^([A-Za-z]+)(?:\((.*)\))?(?:@([0-9.]+))?$")
+_IR_PARAMETER = {
+    "SetF": "beta", "RBP": "p", "ERR": "max_grade", "nERR": "max_grade", "alpha_nDCG": "alpha", "NRBP": "beta"
+}
+_IR_NAME = re.compile(r"^([A-Za-z]+(?:_[A-Za-z]+)?)(?:\((.*)\))?(?:@([0-9.]+))?$")
 _IR_PARAM = re.compile(r"""^\s*([a-z_]+)\s*=\s*(?:'([^']*)'|"([^"]*)"|([^'",\s]+))\s*$""")
 
 
@@ -274,6 +283,8 @@ def _ir(name: str) -> Resolved | None:
             raise UnknownMetricError(f"{name}: dcg= is 'log2' or 'exp-log2' here, got {dcg!r}")
         if dcg == "exp-log2":
             overrides.append(("gain", "exponential"))
+    if measure == "NRBP" and "alpha" in params and _float_parameter(name, params["alpha"]) == 0.5:
+        del params["alpha"]  # sqlmetrics' nrbp takes alpha = 0.5 only
     number = _IR_PARAMETER.get(measure)
     beta = _float_parameter(name, params.pop(number)) if number in params else None
     if params:

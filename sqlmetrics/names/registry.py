@@ -61,6 +61,7 @@ _RBP = "metrics/rank_biased.sql.j2"
 _GAIN_AT_HITS = "metrics/gain_at_hits.sql.j2"
 _RELSTRING = "metrics/relstring.sql.j2"
 _CASCADE = "metrics/cascade.sql.j2"
+_SUBTOPICS = "metrics/subtopics.sql.j2"
 _FCP = "beyond/fcp.sql.j2"
 _COVERAGE = "beyond/coverage.sql.j2"
 _NOVELTY = "beyond/novelty.sql.j2"
@@ -357,6 +358,51 @@ METRICS: dict[str, MetricDefinition] = {
             parameter="length",
             aggregate="none",
             reads=("retrieved", "judgments", "grades"),
+        ),
+        # intent-aware, over subtopics= (ndeval's; N: the unit's subtopics with a relevant item,
+        # c: the items relevant to the row's subtopic retrieved above it)
+        MetricDefinition(
+            "alpha_ndcg",
+            _SUBTOPICS,
+            "sum_{i<=k} sum_s rel_is (1-alpha)^c / log2(i+1), / the same of the greedy ideal list;"
+            " alpha = 0.5 unless given",
+            tie_averaged=False,
+            parameter="alpha",
+            reads=("subtopics",),
+        ),
+        MetricDefinition(
+            "p_ia",
+            _SUBTOPICS,
+            "sum_{i<=k} sum_s rel_is / (k N)",
+            tie_averaged=False,
+            reads=("subtopics",),
+        ),
+        MetricDefinition(
+            "ap_ia",
+            _SUBTOPICS,
+            "(1/N) sum_s (1/R_s) sum over hits of s at i of precision_s@i",
+            needs_cutoff=False,
+            tie_averaged=False,
+            reads=("subtopics",),
+        ),
+        MetricDefinition(
+            "err_ia",
+            _SUBTOPICS,
+            "sum_{i<=k} sum_s rel_is (1-alpha)^c / i, / (N sum_{i<=k} (1-alpha)^(i-1) / i)"
+            " (ndeval's normalization); alpha = 0.5 unless given",
+            tie_averaged=False,
+            parameter="alpha",
+            reads=("subtopics",),
+        ),
+        MetricDefinition(
+            "nrbp",
+            _SUBTOPICS,
+            "(1 - (1-alpha) beta) / N sum_i beta^(i-1) sum_s rel_is (1-alpha)^c, alpha = 0.5;"
+            " beta = 0.5 unless given",
+            needs_cutoff=False,
+            tie_averaged=False,
+            parameter="beta",
+            reads=("subtopics",),
         ),
         # beyond accuracy
         MetricDefinition(

@@ -44,6 +44,8 @@ def inputs(
     catalog: Input | None = None,
     item_features: Input | None = None,
     features: str = "features",
+    # subtopic judgements (unit, subtopic, item, grade): the intent-aware measures' input
+    subtopics: Input | None = None,
 ) -> None:
     """The shared keywords (their meanings: evaluate()'s docstring and docs/inputs.md). Only its
     signature is used; `truth` comes first in every public signature, the rest where the

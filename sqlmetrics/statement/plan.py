@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
-from ..errors import ColumnTypeError, ConventionError, MissingColumnError
+from ..errors import ColumnTypeError, ConventionError, MissingColumnError, UnsupportedError
 from ..inputs import columns as col
 from ..inputs.identifiers import quote_identifier, quote_string
 from ..inputs.sources import Source
@@ -186,6 +186,7 @@ def build_context(
     history: Source | None = None,
     catalog: Source | None = None,
     item_features: Source | None = None,
+    subtopics: Source | None = None,
     dialect: str = "duckdb",
     baseline: Any = None,
 ) -> dict[str, Any]:
@@ -299,6 +300,7 @@ def build_context(
             # every truth row is relevant with grade 1: its grade is not read (Recommenders)
             truth_ctx["relevance"] = {"kind": "constant", "column": None, "grades": [], "is_float": False}
 
+    subtopics_ctx = _subtopics_context(recs, unit, item, subtopics, metrics, names, quote_identifier, dialect)
     cutoffs = [m.k for m in metrics if not m.definition.beyond or m.definition.uses_lists]
     if not cutoffs:
         list_length = 1  # fcp alone: the lists are only read for the input checks
@@ -362,8 +364,10 @@ def build_context(
         "ap_denominator": conventions.ap_denominator,
         "short_lists": conventions.short_lists,
         "duplicates": conventions.duplicates,
-        # several truth rows of one (user, item): refused, the highest grade, or their sum
-        "truth_duplicates": conventions.truth_duplicates,
+        # several truth rows of one (user, item): refused, the highest grade, or their sum;
+        # subtopics= as the truth: its highest grade over the subtopics
+        "truth_duplicates": "max" if subtopics_ctx is not None else conventions.truth_duplicates,
+        "subtopics": subtopics_ctx,
         "per_user": per_user,
         # partitions=N (partitions.py) fills "partition" per statement
         "partition": None,
@@ -420,6 +424,59 @@ def _rbo_context(recs, by, baseline, labels, metrics, sql_dialect, groups) -> di
             for i, (g, name, value) in enumerate(zip(groups, by, baselines, strict=True))
         ],
         "ks": sorted({m.k for m in metrics if "baseline" in m.definition.needs}),
+    }
+
+
+# alpha-nDCG's greedy ideal list is unrolled in the statement, one step per position: its
+# deepest cutoff (ndeval computes to 20)
+MAX_IDEAL_DEPTH = 100
+
+
+def _subtopics_context(
+    recs: Source,
+    unit: Sequence[str],
+    item: str,
+    subtopics: Source | None,
+    metrics: Sequence[RequestedMetric],
+    names: ColumnNames,
+    quote,
+    dialect: str,
+) -> dict[str, Any] | None:
+    """subtopics= (unit, subtopic, item, grade) for the intent-aware measures
+    (sql/metrics/subtopics.sql.j2), their cutoffs and parameters checked."""
+    wanting = [m for m in metrics if "subtopics" in m.definition.reads]
+    if wanting and subtopics is None:
+        raise ConventionError(
+            f"{', '.join(m.label for m in wanting)} needs subtopic judgements: pass "
+            "subtopics='<table of (user, subtopic, item[, relevance])>'"
+        )
+    for m in wanting:
+        if m.definition.needs_cutoff and m.k is None:
+            raise ConventionError(f"{m.label} needs a cutoff, for example '{m.name}@10'")
+        if m.name == "alpha_ndcg" and m.k > MAX_IDEAL_DEPTH:
+            raise ConventionError(
+                f"{m.label}: alpha_ndcg's cutoff is at most {MAX_IDEAL_DEPTH} (its greedy ideal list "
+                "is built one position at a time inside the statement)"
+            )
+        if m.name == "alpha_ndcg" and dialect == "spark":
+            # its k unrolled steps (three self-joins each) are more than Spark 4's analyzer
+            # resolves: alpha_ndcg@20 hit "Max iterations (100) reached for batch Resolution",
+            # alpha_ndcg@5 failed after 99 s of planning (2026-11-27, pyspark 4.3)
+            raise UnsupportedError(
+                f"{m.label}: alpha_ndcg is not computed on Spark (its greedy ideal list, built one "
+                "position at a time in the statement, is more than Spark's analyzer plans); use "
+                "DuckDB or PostgreSQL, or the other intent-aware measures"
+            )
+        if m.param is not None and not 0 <= m.param <= 1:
+            raise ConventionError(
+                f"{m.label}: its {m.definition.parameter} is between 0 and 1, got {m.param!r}"
+            )
+    if subtopics is None:
+        return None
+    return {
+        **_keyed_input(recs, unit, item, subtopics, "subtopics", names, quote),
+        "subtopic": quote(col.find_column(subtopics, "subtopic", "subtopics", "subtopic")),
+        "relevance": _relevance(subtopics, names, "subtopics", required=False, dialect=dialect),
     }
 
 

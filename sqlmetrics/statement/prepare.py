@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ConventionError
 from ..inputs.sources import Input, Source
 from ..names.conventions import Conventions
 from ..names.metric_names import RequestedMetric, parse_metrics
@@ -49,6 +50,9 @@ def prepare(
     recs_source = engine.resolve(recs, "recs")
     truth = inputs["truth"]
     truth_source = None if truth is None else engine.resolve(truth, "truth")
+    subtopics_source = subtopic_truth(engine, inputs["subtopics"], truth_source)
+    if subtopics_source is not None:
+        truth_source = subtopics_source
     # beyond-accuracy inputs: accepted in every form recs and truth are
     extra = {
         role: engine.resolve(obj, role)
@@ -71,6 +75,7 @@ def prepare(
             history=extra.get("history"),
             catalog=extra.get("catalog"),
             item_features=extra.get("item_features"),
+            subtopics=subtopics_source,
             dialect=dialect,
             baseline=baseline,
         )
@@ -81,6 +86,19 @@ def prepare(
         return get_dialect(dialect).template, contexts[0], *sources
     context = grouped_context(get_dialect(dialect), contexts, list(convention_groups), requested, per_user)
     return GROUPED_TEMPLATE, context, *sources
+
+
+def subtopic_truth(engine: Any, subtopics: Input | None, truth: Source | None) -> Source | None:
+    """subtopics= resolved: the call's truth too (an item's grade is its highest over its unit's
+    subtopics, ndeval's "relevant to any subtopic"), so truth= may not come with it."""
+    if subtopics is None:
+        return None
+    if truth is not None:
+        raise ConventionError(
+            "subtopics= is the truth of the call too (an item's grade: its highest over the "
+            "unit's subtopics); give subtopics= or truth=, not both"
+        )
+    return engine.resolve(subtopics, "subtopics")
 
 
 def with_truth_hint(message: str) -> str:

@@ -1,0 +1,71 @@
+"""Random subtopic judgements for tests/test_subtopics.py (against ndeval) and the other engines'
+tests (check_subtopics: tests/test_postgres.py, tests/test_spark.py)."""
+
+from __future__ import annotations
+
+import random
+
+import duckdb
+import pyarrow as pa
+
+import sqlmetrics
+
+CON = duckdb.connect()
+
+# every measure under ir_measures' names (the labels of both tools)
+MEASURES = [
+    "alpha_nDCG@1", "alpha_nDCG@2", "alpha_nDCG@5", "alpha_nDCG@10", "alpha_nDCG@20",
+    "alpha_nDCG(alpha=0.25)@10", "P_IA@1", "P_IA@5", "P_IA@20", "AP_IA", "ERR_IA@2",
+    "ERR_IA@5", "ERR_IA@20", "NRBP", "NRBP(beta=0.8)",
+]  # fmt: skip
+
+
+def random_data(seed: int, ties: bool = True):
+    """recs (user_id, item_id, score) and subtopics (user_id, subtopic, item_id, relevance)
+    tables: units "q1".. with 1 to 40 recommended items d00..d49, subtopics s0..s4 judged on a
+    pool of the retrieved and other items."""
+    rng = random.Random(seed)
+    recs, judged = [], []
+    for user in range(1, rng.randint(3, 14)):
+        qid = f"q{user}"
+        kind = rng.random()
+        docs = list(dict.fromkeys(f"d{rng.randint(0, 49):02d}" for _ in range(rng.randint(1, 40))))
+        if kind > 0.1:  # else: judgements without a list
+            recs += [(qid, d, float(rng.randint(0, 6) if ties else rng.random())) for d in docs]
+        if kind < 0.2:
+            continue  # a list without a judgement
+        unretrieved = [f"d{rng.randint(50, 59)}" for _ in range(rng.randint(0, 4))]
+        pool = [d for d in docs if rng.random() < 0.6] + unretrieved
+        all_zero = rng.random() < 0.15
+        for s in range(rng.randint(1, 5)):
+            for d in dict.fromkeys(pool):
+                if rng.random() < 0.5:
+                    judged.append((qid, f"s{s}", d, 0 if all_zero else rng.choice((0, 1, 1, 2, 3))))
+        if not any(j[0] == qid for j in judged):
+            judged.append((qid, "s0", pool[0] if pool else "d99", 0))
+    recs_t = pa.table({"user_id": [r[0] for r in recs], "item_id": [r[1] for r in recs],
+                       "score": [r[2] for r in recs]})  # fmt: skip
+    columns = ("user_id", "subtopic", "item_id", "relevance")
+    subtopics_t = pa.table({name: [j[i] for j in judged] for i, name in enumerate(columns)})
+    return recs_t, subtopics_t
+
+
+def check_subtopics(con, spark: bool = False) -> None:
+    """`con`'s values of every intent-aware measure equal DuckDB's, per unit and aggregated,
+    to 1e-9 (tests/test_postgres.py, tests/test_spark.py); Spark refuses alpha_ndcg."""
+    import pytest
+    from cross_engine import assert_close_tables
+
+    measures = [m for m in MEASURES if not (spark and m.startswith("alpha_nDCG"))]
+    for seed, options in ((2, {}), (4, {"threshold": 2, "by": "model"}), (6, {"missing": "zero"})):
+        recs, subtopics = random_data(seed)
+        if "by" in options:
+            recs = recs.append_column("model", pa.array([["A", "B"][i % 2] for i in range(len(recs))]))
+        for per_user in (True, False):
+            call = dict(subtopics=subtopics, per_user=per_user, **options)
+            expected = sqlmetrics.evaluate(CON, recs, measures, **call)
+            actual = sqlmetrics.evaluate(con, recs, measures, **call)
+            assert_close_tables(actual.cast(expected.schema), expected)
+    if spark:
+        with pytest.raises(sqlmetrics.UnsupportedError, match="not computed on Spark"):
+            sqlmetrics.evaluate(con, recs, ["alpha_nDCG@5"], subtopics=subtopics)

@@ -1,0 +1,186 @@
+"""The intent-aware measures over subtopics= (alpha-nDCG@k, P-IA@k, AP-IA, ERR-IA@k, NRBP)
+against ndeval itself, through ir_measures' pyndeval provider, per unit to 1e-9, on random data:
+graded subtopic judgements (0 to 3; relevant from the threshold), score ties, items judged for
+several subtopics, units whose judgements are all 0, units of recs without a judgement and of
+the judgements without a list (neither is evaluated, as ndeval), lists past ndeval's depth 20;
+and where sqlmetrics differs from ndeval on purpose (ERR-IA@1: docs/metrics.md), the
+difference itself. PostgreSQL, Spark (tests/test_postgres.py, tests/test_spark.py) and the
+BigQuery and Snowflake texts against DuckDB (tests/subtopic_data.py: the data, check_subtopics)."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import pyarrow as pa
+import pytest
+from subtopic_data import MEASURES, random_data
+
+import sqlmetrics
+
+ir_measures = pytest.importorskip("ir_measures")
+pytest.importorskip("pyndeval")
+CON = duckdb.connect()
+
+def ndeval(recs: pa.Table, subtopics: pa.Table, names: list[str], rel: int = 1) -> dict:
+    """{(unit, label): value} from ir_measures' pyndeval provider (which sorts a list by score,
+    then docno ascending: sqlmetrics' ties='item_asc')."""
+    qrels = subtopics.rename_columns(["query_id", "iteration", "doc_id", "relevance"]).to_pandas()
+    run = recs.rename_columns(["query_id", "doc_id", "score"]).to_pandas()
+    measures = {ir_measures.parse_measure(n)(rel=rel): n for n in names}
+    # one call per parameter set: pyndeval's evaluators of several alphas or betas in one
+    # call share its global alpha and beta (seen: 0 for all but one)
+    calls: dict = {}
+    for m in measures:
+        calls.setdefault(tuple(m.params.get(p) for p in ("alpha", "beta")), []).append(m)
+    out = {}
+    for group in calls.values():
+        for m in ir_measures.pyndeval.iter_calc(group, qrels, run):
+            out[(m.query_id, measures[m.measure])] = m.value
+    return out
+
+
+def ours(recs, subtopics, names, **options) -> dict:
+    rows = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True, **options).to_pylist()
+    return {(row["user_id"], name): row[name] for row in rows for name in names}
+
+
+def close(a, b, tol=1e-9) -> bool:
+    return a is not None and math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_per_unit_equal_to_ndeval(seed):
+    recs, subtopics = random_data(seed)
+    theirs = ndeval(recs, subtopics, MEASURES)
+    got = ours(recs, subtopics, MEASURES, ties="item_asc")
+    # the same units: those with a list and a judgement (ndeval's), each measure
+    assert set(got) == set(theirs)
+    wrong = {key: (got[key], v) for key, v in theirs.items() if not close(got[key], v)}
+    assert not wrong, f"(sqlmetrics, ndeval) = {wrong}"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_threshold_and_the_default_ties(seed):
+    """P_IA(rel=2): relevant from grade 2; sqlmetrics' own names under its default ties
+    (score, then item descending), given to ndeval as a list without ties."""
+    recs, subtopics = random_data(100 + seed, ties=False)
+    names = ["alpha_nDCG@10", "P_IA@5", "AP_IA", "ERR_IA@10", "NRBP"]
+    theirs = ndeval(recs, subtopics, names, rel=2)
+    got = ours(recs, subtopics, names, threshold=2)
+    assert set(got) == set(theirs)
+    assert not {key: (got[key], v) for key, v in theirs.items() if not close(got[key], v)}
+    own = ["alpha_ndcg@10", "p_ia@5", "ap_ia", "err_ia@10", "nrbp"]
+    mine = ours(recs, subtopics, own)
+    base = ours(recs, subtopics, names)
+    for (unit, name), value in base.items():
+        assert close(mine[(unit, own[names.index(name)])], value)
+
+
+def test_err_ia_at_1_is_normalized_as_at_every_other_cutoff():
+    """ndeval leaves ERR-IA@1 without its normalization (its loop starts at the second
+    position): sqlmetrics divides by N * 1, so ndeval's value is N times sqlmetrics'."""
+    recs, subtopics = random_data(3)
+    theirs = ndeval(recs, subtopics, ["ERR_IA@1"])
+    got = ours(recs, subtopics, ["ERR_IA@1"], ties="item_asc")
+    relevant = subtopics.to_pandas().query("relevance >= 1").groupby("user_id")["subtopic"].nunique()
+    checked = 0
+    for (unit, name), value in theirs.items():
+        n = relevant.get(unit, 0)
+        assert close(got[(unit, name)] * n, value) if n else got[(unit, name)] == value == 0
+        checked += n > 0
+    assert checked
+
+
+def test_the_mean_is_the_mean_of_the_units():
+    recs, subtopics = random_data(5)
+    names = ["alpha_nDCG@10", "AP_IA", "NRBP"]
+    per_unit = ours(recs, subtopics, names)
+    means = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics).to_pylist()[0]
+    units = {u for u, _ in per_unit}
+    assert means["users"] == len(units)
+    for name in names:
+        assert close(means[name], sum(per_unit[(u, name)] for u in units) / len(units))
+
+
+def test_subtopics_is_the_truth_of_the_other_metrics():
+    """An item's grade is its highest over its unit's subtopics (ndeval's 'relevant to any')."""
+    recs, subtopics = random_data(7)
+    truth = subtopics.to_pandas().groupby(["user_id", "item_id"], as_index=False)["relevance"].max()
+    a = sqlmetrics.evaluate(CON, recs, ["ndcg@10", "map"], subtopics=subtopics, per_user=True)
+    b = sqlmetrics.evaluate(CON, recs, ["ndcg@10", "map"], truth=truth, per_user=True)
+    assert a.to_pylist() == b.to_pylist()
+
+
+def test_units_keyed_by_two_columns_and_groups():
+    """user=[user_id, day], by=model: each (model, unit) its own list, judged by its unit's
+    subtopics; the same values as each model's lists alone."""
+    recs, subtopics = random_data(11)
+    two = pa.concat_tables([
+        recs.append_column("model", pa.array(["A"] * len(recs))),
+        recs.set_column(2, "score", pa.array([-s for s in recs["score"].to_pylist()])).append_column(
+            "model", pa.array(["B"] * len(recs))),
+    ])  # fmt: skip
+    names = ["alpha_nDCG@5", "P_IA@5", "AP_IA", "ERR_IA@5", "NRBP"]
+    got = sqlmetrics.evaluate(CON, two, names, subtopics=subtopics, by="model", per_user=True).to_pylist()
+    for model, part in (("A", recs), ("B", two.filter(pa.compute.equal(two["model"], "B")).drop(["model"]))):
+        alone = ours(part, subtopics, names)
+        for row in (r for r in got if r["model"] == model):
+            for name in names:
+                assert close(row[name], alone[(row["user_id"], name)])
+
+
+ERRORS = [
+    (["alpha_nDCG@10"], {"truth": True}, "needs subtopic judgements"),
+    (["ndcg@10"], {"truth": True, "subtopics": True}, "not both"),
+    (["alpha_ndcg"], {"subtopics": True}, "needs a cutoff"),
+    (["p_ia"], {"subtopics": True}, "needs a cutoff"),
+    (["alpha_ndcg@101"], {"subtopics": True}, "at most 100"),
+    (["alpha_nDCG(alpha=1.5)@10"], {"subtopics": True}, "between 0 and 1"),
+    (["alpha_ndcg@10"], {"subtopics": True, "ties": "average"}, "ties='average'"),
+]
+
+
+@pytest.mark.parametrize(("names", "options", "message"), ERRORS)
+def test_refused(names, options, message):
+    recs, subtopics = random_data(1)
+    options = {k: subtopics if v is True else v for k, v in options.items()}
+    with pytest.raises(sqlmetrics.SqlMetricsError, match=message):
+        sqlmetrics.evaluate(CON, recs, names, **options)
+
+
+def test_peer_names():
+    from sqlmetrics.names.metric_names import parse_metrics
+
+    labels = ["alpha_nDCG(alpha=0.3)@5", "NRBP(alpha=0.5,beta=0.8)", "AP_IA", "P_IA(rel=2)@10", "ERR_IA@20"]
+    parsed = {m.label: m for m in parse_metrics(labels)}
+    alpha, nrbp = parsed["alpha_nDCG(alpha=0.3)@5"], parsed["NRBP(alpha=0.5,beta=0.8)"]
+    assert (alpha.name, alpha.k, alpha.param) == ("alpha_ndcg", 5, 0.3)
+    assert (nrbp.name, nrbp.param) == ("nrbp", 0.8)
+    assert parsed["P_IA(rel=2)@10"].overrides == (("threshold", 2),)
+    assert (parsed["ERR_IA@20"].name, parsed["ERR_IA@20"].k) == ("err_ia", 20)
+    with pytest.raises(sqlmetrics.UnknownMetricError, match="alpha"):
+        parse_metrics(["NRBP(alpha=0.3)"])
+    with pytest.raises(sqlmetrics.UnknownMetricError, match="did you mean"):
+        parse_metrics(["alpha_ndgc@10"])
+
+
+# ---- other engines: DuckDB's numbers (subtopic_data.check_subtopics: PostgreSQL, Spark) -------
+
+
+@pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
+def test_bigquery_and_snowflake_text(dialect):
+    sqlglot = pytest.importorskip("sqlglot")
+    recs, subtopics = random_data(8)
+    names = ["alpha_nDCG@5", "P_IA@5", "AP_IA", "ERR_IA@5", "NRBP"]
+    expected = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True)
+    con = duckdb.connect()
+    con.register("recs_frame", recs)
+    con.register("subtopics_frame", subtopics)
+    con.execute("CREATE TABLE recs AS SELECT * FROM recs_frame")
+    con.execute("CREATE TABLE subtopics AS SELECT * FROM subtopics_frame")
+    text = sqlmetrics.sql(con, "recs", names, subtopics="subtopics", per_user=True, dialect=dialect)
+    rendered = con.sql(sqlglot.transpile(text, read=dialect, write="duckdb")[0]).to_arrow_table()
+    from cross_engine import assert_close_tables
+
+    assert_close_tables(rendered.rename_columns(expected.column_names).cast(expected.schema), expected)
