@@ -27698,3 +27698,4295 @@ ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3"
 ) AS sqlmetrics_result
 ) AS sqlmetrics_columns
 ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_fcp(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "fcp" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, 1), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, 1), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, 1)
+    END AS _cand_top,
+        (len(_cand_keys) <= 3 OR _cand_keys[4] < _cand_keys[1]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, 3) AS _cand_items,
+        max(_key, 4) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, 1), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+fcp_judged AS NOT MATERIALIZED (
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._item, max(r._key) AS _key, max(t._rel) AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item, "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    JOIN (
+        -- several rows of one (user, item) combine as in truth_items (truth_duplicates)
+        SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel
+        FROM (
+            SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item, coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+            FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+        ) AS truth_rows
+        GROUP BY _user, _u1, _item
+    ) AS t ON t._user = r._user AND t._u1 = r._u1 AND t._item = r._item
+    GROUP BY r._g0, r._g1, r._g2, r._user, r._u1, r._item
+),
+fcp_items AS NOT MATERIALIZED (
+    SELECT * FROM fcp_judged
+),
+fcp_counts AS MATERIALIZED (
+    SELECT _g0, _g1, _g2, _user, _u1,
+        sum(_lower_below - _lower_tied) AS _nc,
+        sum(_higher_below - _higher_tied) AS _nd,
+        sum(_tied - _tied_same_grade) // 2 AS _ties,
+        max(_copies) AS _copies
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1, _copies,
+            rank(ORDER BY _rel) OVER _at_most - 1 AS _lower_below,
+            rank(ORDER BY _rel DESC) OVER _at_most - 1 AS _higher_below,
+            rank() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key ORDER BY _rel) - 1 AS _lower_tied,
+            rank() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key ORDER BY _rel DESC) - 1 AS _higher_tied,
+            count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key) AS _tied,
+            count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key, _rel) AS _tied_same_grade
+        FROM fcp_items
+        -- the items that i beats or ties: _key at most i's (_key is larger-is-better)
+        WINDOW _at_most AS (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _key RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE WHEN _copies > 1 THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR) END) FROM fcp_counts
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+beyond_fcp_groups AS (
+    SELECT _g0, _g1, _g2, 
+        CAST(sum(_nc) AS DOUBLE) / nullif(sum(_nc) + sum(_nd), 0) AS "fcp"
+    FROM fcp_counts
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "fcp"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_fcp_groups AS fcp ON true AND fcp._g0 IS NOT DISTINCT FROM listed._g0 AND fcp._g1 IS NOT DISTINCT FROM listed._g1 AND fcp._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("fcp" AS DOUBLE) AS "fcp"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_fcp_per_user(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "fcp" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, 1), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, 1), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, 1)
+    END AS _cand_top,
+        (len(_cand_keys) <= 3 OR _cand_keys[4] < _cand_keys[1]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, 3) AS _cand_items,
+        max(_key, 4) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, 1), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+fcp_judged AS NOT MATERIALIZED (
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._item, max(r._key) AS _key, max(t._rel) AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item, "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    JOIN (
+        -- several rows of one (user, item) combine as in truth_items (truth_duplicates)
+        SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel
+        FROM (
+            SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item, coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+            FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+        ) AS truth_rows
+        GROUP BY _user, _u1, _item
+    ) AS t ON t._user = r._user AND t._u1 = r._u1 AND t._item = r._item
+    GROUP BY r._g0, r._g1, r._g2, r._user, r._u1, r._item
+),
+fcp_items AS NOT MATERIALIZED (
+    SELECT * FROM fcp_judged
+),
+fcp_counts AS MATERIALIZED (
+    SELECT _g0, _g1, _g2, _user, _u1,
+        sum(_lower_below - _lower_tied) AS _nc,
+        sum(_higher_below - _higher_tied) AS _nd,
+        sum(_tied - _tied_same_grade) // 2 AS _ties,
+        max(_copies) AS _copies
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1, _copies,
+            rank(ORDER BY _rel) OVER _at_most - 1 AS _lower_below,
+            rank(ORDER BY _rel DESC) OVER _at_most - 1 AS _higher_below,
+            rank() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key ORDER BY _rel) - 1 AS _lower_tied,
+            rank() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key ORDER BY _rel DESC) - 1 AS _higher_tied,
+            count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key) AS _tied,
+            count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key, _rel) AS _tied_same_grade
+        FROM fcp_items
+        -- the items that i beats or ties: _key at most i's (_key is larger-is-better)
+        WINDOW _at_most AS (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _key RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE WHEN _copies > 1 THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR) END) FROM fcp_counts
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+beyond_fcp_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1,
+        CASE WHEN _nc + _nd > 0 THEN CAST(_nc AS DOUBLE) / (_nc + _nd) END AS "fcp"
+    FROM fcp_counts
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._user, listed._u1, "fcp"
+    FROM (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_users) AS listed
+    LEFT JOIN beyond_fcp_users AS fcp ON fcp._user = listed._user AND fcp._u1 = listed._u1 AND fcp._g0 IS NOT DISTINCT FROM listed._g0 AND fcp._g1 IS NOT DISTINCT FROM listed._g1 AND fcp._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        b._user AS "sqlmetrics_u1",
+        b._u1 AS "sqlmetrics_u2",
+        CAST("fcp" AS DOUBLE) AS "fcp"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_fcp_surprise(recs, truth, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "fcp_surprise" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, 1), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, 1), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, 1)
+    END AS _cand_top,
+        (len(_cand_keys) <= 3 OR _cand_keys[4] < _cand_keys[1]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, 3) AS _cand_items,
+        max(_key, 4) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp_surprise: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp_surprise: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, 1), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp_surprise: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp_surprise: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+fcp_judged AS NOT MATERIALIZED (
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._item, max(r._key) AS _key, max(t._rel) AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item, "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_fcp_surprise: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_fcp_surprise: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    JOIN (
+        -- several rows of one (user, item) combine as in truth_items (truth_duplicates)
+        SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel
+        FROM (
+            SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item, coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+            FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+        ) AS truth_rows
+        GROUP BY _user, _u1, _item
+    ) AS t ON t._user = r._user AND t._u1 = r._u1 AND t._item = r._item
+    GROUP BY r._g0, r._g1, r._g2, r._user, r._u1, r._item
+),
+fcp_items AS NOT MATERIALIZED (
+    SELECT * FROM fcp_judged
+),
+fcp_counts AS MATERIALIZED (
+    SELECT _g0, _g1, _g2, _user, _u1,
+        sum(_lower_below - _lower_tied) AS _nc,
+        sum(_higher_below - _higher_tied) AS _nd,
+        sum(_tied - _tied_same_grade) // 2 AS _ties,
+        max(_copies) AS _copies
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1, _copies,
+            rank(ORDER BY _rel) OVER _at_most - 1 AS _lower_below,
+            rank(ORDER BY _rel DESC) OVER _at_most - 1 AS _higher_below,
+            rank() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key ORDER BY _rel) - 1 AS _lower_tied,
+            rank() OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key ORDER BY _rel DESC) - 1 AS _higher_tied,
+            count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key) AS _tied,
+            count(*) OVER (PARTITION BY _g0, _g1, _g2, _user, _u1, _key, _rel) AS _tied_same_grade
+        FROM fcp_items
+        -- the items that i beats or ties: _key at most i's (_key is larger-is-better)
+        WINDOW _at_most AS (PARTITION BY _g0, _g1, _g2, _user, _u1 ORDER BY _key RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE WHEN _copies > 1 THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR) END) FROM fcp_counts
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+beyond_fcp_groups AS (
+    SELECT _g0, _g1, _g2, 
+        coalesce(CAST(avg(CASE WHEN _nc > 0 THEN _nc END) AS DOUBLE), 0) / nullif(coalesce(CAST(avg(CASE WHEN _nc > 0 THEN _nc END) AS DOUBLE), 0) + coalesce(CAST(avg(CASE WHEN _nd + _ties > 0 THEN _nd + _ties END) AS DOUBLE), 0), 0) AS "fcp_surprise"
+    FROM fcp_counts
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "fcp_surprise"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_fcp_groups AS fcp ON true AND fcp._g0 IS NOT DISTINCT FROM listed._g0 AND fcp._g1 IS NOT DISTINCT FROM listed._g1 AND fcp._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("fcp_surprise" AS DOUBLE) AS "fcp_surprise"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_catalog_coverage(recs, catalog, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "catalog_coverage" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_catalog_coverage: k must be an integer from 1 to 100000 (sqlmetrics_catalog_coverage_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_catalog_coverage: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_catalog_coverage: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_catalog_coverage: k must be an integer from 1 to 100000 (sqlmetrics_catalog_coverage_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_catalog_coverage: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_catalog_coverage: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+catalog_items AS MATERIALIZED (
+    SELECT DISTINCT "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM query_table(catalog))
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT 'catalog (the catalog table) has a NULL item' FROM catalog_items WHERE _item IS NULL
+    UNION ALL
+    -- with an explicit catalog, every recommended item (of the evaluated lists) must be in it
+    SELECT 'recs (the recs table) recommends item = ' || CAST(min(l._item) AS VARCHAR) || ', which catalog (the catalog table) does not list'
+    FROM beyond_lists AS l LEFT JOIN catalog_items AS c ON c._item = l._item
+    WHERE l._pos <= k AND c._item IS NULL
+    HAVING count(*) > 0
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+coverage_items AS (
+    SELECT l._g0, l._g1, l._g2, 
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _nk,
+        l._item
+    FROM beyond_lists AS l
+    GROUP BY l._g0, l._g1, l._g2, l._item
+),
+coverage_ranked AS (
+    SELECT i.*,
+        n._catalog
+    FROM coverage_items AS i
+    -- the catalog's size
+    CROSS JOIN (SELECT count(*) AS _catalog FROM catalog_items WHERE _item IS NOT NULL) AS n
+),
+beyond_coverage_groups AS (
+    SELECT _g0, _g1, _g2, 
+        CAST(count(CASE WHEN _nk > 0 THEN 1 END) AS DOUBLE) / nullif(max(_catalog), 0) AS "catalog_coverage"
+    FROM coverage_ranked
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "catalog_coverage"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_coverage_groups AS coverage ON true AND coverage._g0 IS NOT DISTINCT FROM listed._g0 AND coverage._g1 IS NOT DISTINCT FROM listed._g1 AND coverage._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("catalog_coverage" AS DOUBLE) AS "catalog_coverage"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_catalog_coverage_history(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "catalog_coverage" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_catalog_coverage_history: k must be an integer from 1 to 100000 (sqlmetrics_catalog_coverage_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_catalog_coverage_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_catalog_coverage_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_catalog_coverage_history: k must be an integer from 1 to 100000 (sqlmetrics_catalog_coverage_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_catalog_coverage_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_catalog_coverage_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+coverage_items AS (
+    SELECT l._g0, l._g1, l._g2, 
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _nk,
+        l._item
+    FROM beyond_lists AS l
+    GROUP BY l._g0, l._g1, l._g2, l._item
+),
+coverage_ranked AS (
+    SELECT i.*,
+        n._catalog
+    FROM coverage_items AS i
+    -- the catalog's size
+    CROSS JOIN (SELECT count(*) AS _catalog FROM history_items) AS n
+),
+beyond_coverage_groups AS (
+    SELECT _g0, _g1, _g2, 
+        CAST(count(CASE WHEN _nk > 0 THEN 1 END) AS DOUBLE) / nullif(max(_catalog), 0) AS "catalog_coverage"
+    FROM coverage_ranked
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "catalog_coverage"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_coverage_groups AS coverage ON true AND coverage._g0 IS NOT DISTINCT FROM listed._g0 AND coverage._g1 IS NOT DISTINCT FROM listed._g1 AND coverage._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("catalog_coverage" AS DOUBLE) AS "catalog_coverage"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_distributional_coverage(recs, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "distributional_coverage" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_distributional_coverage: k must be an integer from 1 to 100000 (sqlmetrics_distributional_coverage_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_distributional_coverage: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_distributional_coverage: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_distributional_coverage: k must be an integer from 1 to 100000 (sqlmetrics_distributional_coverage_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_distributional_coverage: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_distributional_coverage: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+coverage_items AS (
+    SELECT l._g0, l._g1, l._g2, 
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _nk,
+        l._item
+    FROM beyond_lists AS l
+    GROUP BY l._g0, l._g1, l._g2, l._item
+),
+coverage_ranked AS (
+    SELECT i.*,
+        sum(_nk) OVER (PARTITION BY _g0, _g1, _g2) AS _tk
+    FROM coverage_items AS i
+),
+beyond_coverage_groups AS (
+    SELECT _g0, _g1, _g2, 
+        CASE WHEN sum(_nk) > 0 THEN 0 - (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN _nk > 0 THEN (CAST(_nk AS DOUBLE) / _tk) * log2((CAST(_nk AS DOUBLE) / _tk)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN _nk > 0 THEN (CAST(_nk AS DOUBLE) / _tk) * log2((CAST(_nk AS DOUBLE) / _tk)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN _nk > 0 THEN (CAST(_nk AS DOUBLE) / _tk) * log2((CAST(_nk AS DOUBLE) / _tk)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN _nk > 0 THEN (CAST(_nk AS DOUBLE) / _tk) * log2((CAST(_nk AS DOUBLE) / _tk)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) OR CAST(CASE WHEN _nk > 0 THEN (CAST(_nk AS DOUBLE) / _tk) * log2((CAST(_nk AS DOUBLE) / _tk)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) END AS "distributional_coverage"
+    FROM coverage_ranked
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "distributional_coverage"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_coverage_groups AS coverage ON true AND coverage._g0 IS NOT DISTINCT FROM listed._g0 AND coverage._g1 IS NOT DISTINCT FROM listed._g1 AND coverage._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("distributional_coverage" AS DOUBLE) AS "distributional_coverage"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_gini(recs, catalog, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "gini" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_gini: k must be an integer from 1 to 100000 (sqlmetrics_gini_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_gini: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_gini: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_gini: k must be an integer from 1 to 100000 (sqlmetrics_gini_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_gini: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_gini: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+catalog_items AS MATERIALIZED (
+    SELECT DISTINCT "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM query_table(catalog))
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT 'catalog (the catalog table) has a NULL item' FROM catalog_items WHERE _item IS NULL
+    UNION ALL
+    -- with an explicit catalog, every recommended item (of the evaluated lists) must be in it
+    SELECT 'recs (the recs table) recommends item = ' || CAST(min(l._item) AS VARCHAR) || ', which catalog (the catalog table) does not list'
+    FROM beyond_lists AS l LEFT JOIN catalog_items AS c ON c._item = l._item
+    WHERE l._pos <= k AND c._item IS NULL
+    HAVING count(*) > 0
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+coverage_items AS (
+    SELECT l._g0, l._g1, l._g2, 
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _nk,
+        max(CASE WHEN c._item IS NOT NULL THEN 1 ELSE 0 END) AS _known,
+        l._item
+    FROM beyond_lists AS l
+    LEFT JOIN catalog_items AS c ON c._item = l._item
+    GROUP BY l._g0, l._g1, l._g2, l._item
+),
+coverage_ranked AS (
+    SELECT i.*,
+        n._catalog,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2 ORDER BY _nk) AS _rk
+    FROM coverage_items AS i
+    -- the catalog's size
+    CROSS JOIN (SELECT count(*) AS _catalog FROM catalog_items WHERE _item IS NOT NULL) AS n
+),
+beyond_coverage_groups AS (
+    SELECT _g0, _g1, _g2, 
+        CAST(((max(_catalog) + count(CASE WHEN _nk > 0 AND _known = 0 THEN 1 END)) - 2 * count(CASE WHEN _nk > 0 THEN 1 END) - 2 * count(CASE WHEN _nk = 0 THEN 1 END) - 1) * sum(_nk) + 2 * sum(_rk * _nk) AS DOUBLE)
+            / nullif(((max(_catalog) + count(CASE WHEN _nk > 0 AND _known = 0 THEN 1 END)) - 1) * sum(_nk), 0) AS "gini"
+    FROM coverage_ranked
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "gini"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_coverage_groups AS coverage ON true AND coverage._g0 IS NOT DISTINCT FROM listed._g0 AND coverage._g1 IS NOT DISTINCT FROM listed._g1 AND coverage._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("gini" AS DOUBLE) AS "gini"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_gini_history(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "gini" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_gini_history: k must be an integer from 1 to 100000 (sqlmetrics_gini_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_gini_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_gini_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_gini_history: k must be an integer from 1 to 100000 (sqlmetrics_gini_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_gini_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_gini_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+coverage_items AS (
+    SELECT l._g0, l._g1, l._g2, 
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _nk,
+        max(CASE WHEN c._item IS NOT NULL THEN 1 ELSE 0 END) AS _known,
+        l._item
+    FROM beyond_lists AS l
+    LEFT JOIN history_items AS c ON c._item = l._item
+    GROUP BY l._g0, l._g1, l._g2, l._item
+),
+coverage_ranked AS (
+    SELECT i.*,
+        n._catalog,
+        row_number() OVER (PARTITION BY _g0, _g1, _g2 ORDER BY _nk) AS _rk
+    FROM coverage_items AS i
+    -- the catalog's size
+    CROSS JOIN (SELECT count(*) AS _catalog FROM history_items) AS n
+),
+beyond_coverage_groups AS (
+    SELECT _g0, _g1, _g2, 
+        CAST(((max(_catalog) + count(CASE WHEN _nk > 0 AND _known = 0 THEN 1 END)) - 2 * count(CASE WHEN _nk > 0 THEN 1 END) - 2 * count(CASE WHEN _nk = 0 THEN 1 END) - 1) * sum(_nk) + 2 * sum(_rk * _nk) AS DOUBLE)
+            / nullif(((max(_catalog) + count(CASE WHEN _nk > 0 AND _known = 0 THEN 1 END)) - 1) * sum(_nk), 0) AS "gini"
+    FROM coverage_ranked
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "gini"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_coverage_groups AS coverage ON true AND coverage._g0 IS NOT DISTINCT FROM listed._g0 AND coverage._g1 IS NOT DISTINCT FROM listed._g1 AND coverage._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("gini" AS DOUBLE) AS "gini"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_novelty(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "novelty" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_novelty: k must be an integer from 1 to 100000 (sqlmetrics_novelty_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_novelty: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_novelty: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_novelty: k must be an integer from 1 to 100000 (sqlmetrics_novelty_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_novelty: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_novelty: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+novelty_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(3.777893186295716e+22 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE)) OR CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) AS _sum1,
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _rows1
+    FROM beyond_lists AS l
+    LEFT JOIN history_items AS s ON s._item = l._item
+    CROSS JOIN (SELECT sum(_rows) AS _total FROM history_items) AS n
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_novelty_groups AS (
+    SELECT _g0, _g1, _g2, 
+        (coalesce((sign(sum(TRY_CAST(CAST(_sum1 AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(_sum1 AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(1.1805916207174113e+21 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(_sum1 AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(_sum1 AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE)) OR CAST(_sum1 AS DOUBLE) * CAST(1.1805916207174113e+21 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) / nullif(CAST(sum(_rows1) AS DOUBLE), 0) AS "novelty"
+    FROM novelty_users
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "novelty"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_novelty_groups AS novelty ON true AND novelty._g0 IS NOT DISTINCT FROM listed._g0 AND novelty._g1 IS NOT DISTINCT FROM listed._g1 AND novelty._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("novelty" AS DOUBLE) AS "novelty"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_novelty_per_user(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "novelty" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_novelty_per_user: k must be an integer from 1 to 100000 (sqlmetrics_novelty_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_novelty_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_novelty_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_novelty_per_user: k must be an integer from 1 to 100000 (sqlmetrics_novelty_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_novelty_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_novelty_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+novelty_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(3.777893186295716e+22 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE)) OR CAST(CASE WHEN l._pos <= k THEN CASE WHEN s._rows IS NULL THEN 0 ELSE 0 - log2(CAST(s._rows AS DOUBLE) / n._total) END END AS DOUBLE) * CAST(3.777893186295716e+22 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) AS _sum1,
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _rows1
+    FROM beyond_lists AS l
+    LEFT JOIN history_items AS s ON s._item = l._item
+    CROSS JOIN (SELECT sum(_rows) AS _total FROM history_items) AS n
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_novelty_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1,
+        _sum1 / _rows1 AS "novelty"
+    FROM novelty_users
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._user, listed._u1, "novelty"
+    FROM (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_users) AS listed
+    LEFT JOIN beyond_novelty_users AS novelty ON novelty._user = listed._user AND novelty._u1 = listed._u1 AND novelty._g0 IS NOT DISTINCT FROM listed._g0 AND novelty._g1 IS NOT DISTINCT FROM listed._g1 AND novelty._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        b._user AS "sqlmetrics_u1",
+        b._u1 AS "sqlmetrics_u2",
+        CAST("novelty" AS DOUBLE) AS "novelty"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_popularity(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "popularity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_popularity: k must be an integer from 1 to 100000 (sqlmetrics_popularity_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_popularity: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_popularity: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_popularity: k must be an integer from 1 to 100000 (sqlmetrics_popularity_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_popularity: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_popularity: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+novelty_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(67108864.0 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE)) OR CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) AS _sum1,
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _rows1
+    FROM beyond_lists AS l
+    LEFT JOIN history_items AS s ON s._item = l._item
+    CROSS JOIN (SELECT sum(_rows) AS _total FROM history_items) AS n
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_novelty_groups AS (
+    SELECT _g0, _g1, _g2, 
+        CASE WHEN coalesce(sum(CASE WHEN abs(CAST(_sum1 / _rows1 AS DOUBLE)) < CAST(1073741824.0 AS DOUBLE) THEN (CASE WHEN CAST(_sum1 / _rows1 AS DOUBLE) * CAST(7.205759403792794e+16 AS DOUBLE) = round(CAST(_sum1 / _rows1 AS DOUBLE) * CAST(7.205759403792794e+16 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(_sum1 / _rows1 AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(_sum1 / _rows1 AS DOUBLE)) < CAST(1073741824.0 AS DOUBLE) THEN CAST(round(CAST(_sum1 / _rows1 AS DOUBLE) * CAST(7.205759403792794e+16 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(_sum1 / _rows1 AS DOUBLE)) < CAST(1073741824.0 AS DOUBLE) THEN (CASE WHEN CAST(_sum1 / _rows1 AS DOUBLE) * CAST(7.205759403792794e+16 AS DOUBLE) = round(CAST(_sum1 / _rows1 AS DOUBLE) * CAST(7.205759403792794e+16 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(_sum1 / _rows1 AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(_sum1 / _rows1 AS DOUBLE)) < CAST(1073741824.0 AS DOUBLE) THEN CAST(round(CAST(_sum1 / _rows1 AS DOUBLE) * CAST(7.205759403792794e+16 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(_sum1 / _rows1 AS DOUBLE)) < CAST(1073741824.0 AS DOUBLE) THEN CAST(round(CAST(_sum1 / _rows1 AS DOUBLE) * CAST(7.205759403792794e+16 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(7.205759403792794e+16 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END / nullif(count(*), 0) AS "popularity"
+    FROM novelty_users
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "popularity"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_novelty_groups AS novelty ON true AND novelty._g0 IS NOT DISTINCT FROM listed._g0 AND novelty._g1 IS NOT DISTINCT FROM listed._g1 AND novelty._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("popularity" AS DOUBLE) AS "popularity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_popularity_per_user(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "popularity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_popularity_per_user: k must be an integer from 1 to 100000 (sqlmetrics_popularity_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_popularity_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_popularity_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_popularity_per_user: k must be an integer from 1 to 100000 (sqlmetrics_popularity_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_popularity_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_popularity_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+novelty_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(67108864.0 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE)) OR CAST(CASE WHEN l._pos <= k THEN coalesce(s._users, 0) END AS DOUBLE) * CAST(67108864.0 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) AS _sum1,
+        count(CASE WHEN l._pos <= k THEN 1 END) AS _rows1
+    FROM beyond_lists AS l
+    LEFT JOIN history_items AS s ON s._item = l._item
+    CROSS JOIN (SELECT sum(_rows) AS _total FROM history_items) AS n
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_novelty_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1,
+        _sum1 / _rows1 AS "popularity"
+    FROM novelty_users
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._user, listed._u1, "popularity"
+    FROM (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_users) AS listed
+    LEFT JOIN beyond_novelty_users AS novelty ON novelty._user = listed._user AND novelty._u1 = listed._u1 AND novelty._g0 IS NOT DISTINCT FROM listed._g0 AND novelty._g1 IS NOT DISTINCT FROM listed._g1 AND novelty._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        b._user AS "sqlmetrics_u1",
+        b._u1 AS "sqlmetrics_u2",
+        CAST("popularity" AS DOUBLE) AS "popularity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_diversity(recs, item_features, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', features := 'features') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "diversity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity: k must be an integer from 1 to 100000 (sqlmetrics_diversity_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity: k must be an integer from 1 to 100000 (sqlmetrics_diversity_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+feature_items AS MATERIALIZED (
+    -- a second row of an item is an input error (beyond_check), so every row keeps its own id
+    SELECT _item, _vec,
+        count(*) OVER (PARTITION BY _item) AS _copies,
+        CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM (SELECT "sqlmetrics_item" AS _item, "sqlmetrics_features" AS _vec FROM (SELECT COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = features) AS sqlmetrics_features FROM query_table(item_features))) AS feature_input
+),
+feature_elements AS MATERIALIZED (
+    SELECT _iid, generate_subscripts(_vec, 1) AS _idx, CAST(unnest(_vec) AS DOUBLE) AS _val FROM feature_items
+),
+feature_vectors AS MATERIALIZED (
+    SELECT _iid,
+        sqrt(list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1]) AS _norm,
+        max(CASE WHEN _val IS NULL OR NOT (isfinite(_val)) THEN 1 ELSE 0 END) AS _bad
+    FROM feature_elements
+    GROUP BY _iid
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN i._item IS NULL THEN 'item_features (the item_features table) has a NULL item'
+            WHEN i._copies > 1 THEN 'item_features (the item_features table) has a duplicate item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._vec IS NULL THEN 'item_features (the item_features table) has a NULL features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN v._bad = 1 THEN 'item_features (the item_features table) has a NULL, NaN or infinite element in features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._len <> i._dim THEN 'item_features (the item_features table) has vectors of different lengths; features has ' || CAST(i._len AS VARCHAR) || ' elements for ' || 'item' || ' = ' || CAST(i._item AS VARCHAR) || ' but ' || CAST(i._dim AS VARCHAR) || ' elsewhere'
+        END)
+    FROM (
+        SELECT _iid, _item, _copies, _vec, len(_vec) AS _len, min(len(_vec)) OVER () AS _dim
+        FROM feature_items
+    ) AS i
+    LEFT JOIN feature_vectors AS v ON v._iid = i._iid
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM feature_items WHERE _item IS NOT NULL
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+diversity_pairs AS NOT MATERIALIZED (
+    -- every pair of items of a top list, at the later of the two positions (in the top k when
+    -- that position is <= k); its ids are NULL when an item has no similarity data
+    SELECT a._g0, a._g1, a._g2, a._user, a._u1, b._pos AS _pos,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN least(a._iid, b._iid) END AS _a,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN greatest(a._iid, b._iid) END AS _b
+    FROM list_ids AS a JOIN list_ids AS b ON b._user = a._user AND b._u1 = a._u1 AND b._g0 IS NOT DISTINCT FROM a._g0 AND b._g1 IS NOT DISTINCT FROM a._g1 AND b._g2 IS NOT DISTINCT FROM a._g2 AND a._pos < b._pos
+    WHERE b._pos <= k
+),
+needed_pairs AS MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT DISTINCT _a, _b FROM (
+        SELECT _a, _b FROM diversity_pairs
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+dot_products AS (
+    -- (a NULL, NaN or infinite element fails the query in beyond_check: it adds nothing here)
+    SELECT p._a, p._b, list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS _dot
+    FROM needed_pairs AS p
+    JOIN feature_elements AS ea ON ea._iid = p._a
+    JOIN feature_elements AS eb ON eb._iid = p._b AND eb._idx = ea._idx
+    GROUP BY p._a, p._b
+),
+similarity AS MATERIALIZED (
+    SELECT p._a, p._b,
+        CASE WHEN va._norm > 0 AND vb._norm > 0 THEN p._dot / (va._norm * vb._norm) ELSE 0 END AS _sim
+    FROM dot_products AS p
+    JOIN feature_vectors AS va ON va._iid = p._a
+    JOIN feature_vectors AS vb ON vb._iid = p._b
+),
+beyond_diversity_users AS (
+    SELECT d._g0, d._g1, d._g2, d._user, d._u1,
+        CASE WHEN count(CASE WHEN d._pos <= k THEN 1 END) > 0
+            THEN 1 - list_transform([{'m': max(abs(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE))), 'n': count(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / count(CASE WHEN d._pos <= k THEN 1 END)
+        END AS "diversity"
+    FROM diversity_pairs AS d LEFT JOIN similarity AS s ON s._a = d._a AND s._b = d._b
+    GROUP BY d._g0, d._g1, d._g2, d._user, d._u1
+),
+beyond_diversity_groups AS (
+    SELECT _g0, _g1, _g2, 
+        list_transform([{'m': max(abs(CAST("diversity" AS DOUBLE))), 'n': count(CAST("diversity" AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST("diversity" AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST("diversity" AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST("diversity" AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / nullif(count("diversity"), 0) AS "diversity"
+    FROM beyond_diversity_users
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "diversity"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_diversity_groups AS diversity ON true AND diversity._g0 IS NOT DISTINCT FROM listed._g0 AND diversity._g1 IS NOT DISTINCT FROM listed._g1 AND diversity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("diversity" AS DOUBLE) AS "diversity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_diversity_per_user(recs, item_features, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', features := 'features') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "diversity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity_per_user: k must be an integer from 1 to 100000 (sqlmetrics_diversity_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity_per_user: k must be an integer from 1 to 100000 (sqlmetrics_diversity_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+feature_items AS MATERIALIZED (
+    -- a second row of an item is an input error (beyond_check), so every row keeps its own id
+    SELECT _item, _vec,
+        count(*) OVER (PARTITION BY _item) AS _copies,
+        CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM (SELECT "sqlmetrics_item" AS _item, "sqlmetrics_features" AS _vec FROM (SELECT COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = features) AS sqlmetrics_features FROM query_table(item_features))) AS feature_input
+),
+feature_elements AS MATERIALIZED (
+    SELECT _iid, generate_subscripts(_vec, 1) AS _idx, CAST(unnest(_vec) AS DOUBLE) AS _val FROM feature_items
+),
+feature_vectors AS MATERIALIZED (
+    SELECT _iid,
+        sqrt(list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1]) AS _norm,
+        max(CASE WHEN _val IS NULL OR NOT (isfinite(_val)) THEN 1 ELSE 0 END) AS _bad
+    FROM feature_elements
+    GROUP BY _iid
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN i._item IS NULL THEN 'item_features (the item_features table) has a NULL item'
+            WHEN i._copies > 1 THEN 'item_features (the item_features table) has a duplicate item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._vec IS NULL THEN 'item_features (the item_features table) has a NULL features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN v._bad = 1 THEN 'item_features (the item_features table) has a NULL, NaN or infinite element in features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._len <> i._dim THEN 'item_features (the item_features table) has vectors of different lengths; features has ' || CAST(i._len AS VARCHAR) || ' elements for ' || 'item' || ' = ' || CAST(i._item AS VARCHAR) || ' but ' || CAST(i._dim AS VARCHAR) || ' elsewhere'
+        END)
+    FROM (
+        SELECT _iid, _item, _copies, _vec, len(_vec) AS _len, min(len(_vec)) OVER () AS _dim
+        FROM feature_items
+    ) AS i
+    LEFT JOIN feature_vectors AS v ON v._iid = i._iid
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM feature_items WHERE _item IS NOT NULL
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+diversity_pairs AS NOT MATERIALIZED (
+    -- every pair of items of a top list, at the later of the two positions (in the top k when
+    -- that position is <= k); its ids are NULL when an item has no similarity data
+    SELECT a._g0, a._g1, a._g2, a._user, a._u1, b._pos AS _pos,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN least(a._iid, b._iid) END AS _a,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN greatest(a._iid, b._iid) END AS _b
+    FROM list_ids AS a JOIN list_ids AS b ON b._user = a._user AND b._u1 = a._u1 AND b._g0 IS NOT DISTINCT FROM a._g0 AND b._g1 IS NOT DISTINCT FROM a._g1 AND b._g2 IS NOT DISTINCT FROM a._g2 AND a._pos < b._pos
+    WHERE b._pos <= k
+),
+needed_pairs AS MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT DISTINCT _a, _b FROM (
+        SELECT _a, _b FROM diversity_pairs
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+dot_products AS (
+    -- (a NULL, NaN or infinite element fails the query in beyond_check: it adds nothing here)
+    SELECT p._a, p._b, list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS _dot
+    FROM needed_pairs AS p
+    JOIN feature_elements AS ea ON ea._iid = p._a
+    JOIN feature_elements AS eb ON eb._iid = p._b AND eb._idx = ea._idx
+    GROUP BY p._a, p._b
+),
+similarity AS MATERIALIZED (
+    SELECT p._a, p._b,
+        CASE WHEN va._norm > 0 AND vb._norm > 0 THEN p._dot / (va._norm * vb._norm) ELSE 0 END AS _sim
+    FROM dot_products AS p
+    JOIN feature_vectors AS va ON va._iid = p._a
+    JOIN feature_vectors AS vb ON vb._iid = p._b
+),
+beyond_diversity_users AS (
+    SELECT d._g0, d._g1, d._g2, d._user, d._u1,
+        CASE WHEN count(CASE WHEN d._pos <= k THEN 1 END) > 0
+            THEN 1 - list_transform([{'m': max(abs(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE))), 'n': count(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / count(CASE WHEN d._pos <= k THEN 1 END)
+        END AS "diversity"
+    FROM diversity_pairs AS d LEFT JOIN similarity AS s ON s._a = d._a AND s._b = d._b
+    GROUP BY d._g0, d._g1, d._g2, d._user, d._u1
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._user, listed._u1, "diversity"
+    FROM (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_users) AS listed
+    LEFT JOIN beyond_diversity_users AS diversity ON diversity._user = listed._user AND diversity._u1 = listed._u1 AND diversity._g0 IS NOT DISTINCT FROM listed._g0 AND diversity._g1 IS NOT DISTINCT FROM listed._g1 AND diversity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        b._user AS "sqlmetrics_u1",
+        b._u1 AS "sqlmetrics_u2",
+        CAST("diversity" AS DOUBLE) AS "diversity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_diversity_history(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "diversity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity_history: k must be an integer from 1 to 100000 (sqlmetrics_diversity_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity_history: k must be an integer from 1 to 100000 (sqlmetrics_diversity_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM history_items
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+history_ids AS NOT MATERIALIZED (
+    SELECT h._user, h._u1, s._iid FROM history_rows AS h JOIN sim_items AS s ON s._item = h._item
+    WHERE h._user IS NOT NULL AND h._u1 IS NOT NULL
+),
+diversity_pairs AS NOT MATERIALIZED (
+    -- every pair of items of a top list, at the later of the two positions (in the top k when
+    -- that position is <= k); its ids are NULL when an item has no similarity data
+    SELECT a._g0, a._g1, a._g2, a._user, a._u1, b._pos AS _pos,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN least(a._iid, b._iid) END AS _a,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN greatest(a._iid, b._iid) END AS _b
+    FROM list_ids AS a JOIN list_ids AS b ON b._user = a._user AND b._u1 = a._u1 AND b._g0 IS NOT DISTINCT FROM a._g0 AND b._g1 IS NOT DISTINCT FROM a._g1 AND b._g2 IS NOT DISTINCT FROM a._g2 AND a._pos < b._pos
+    WHERE b._pos <= k
+),
+needed_pairs AS NOT MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT  _a, _b FROM (
+        SELECT _a, _b FROM diversity_pairs
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+pair_history AS NOT MATERIALIZED (
+    -- diversity pairs two list items: the history restricted to listed items
+    SELECT _user, _u1, _iid FROM history_ids WHERE _iid IN (SELECT _iid FROM list_ids)
+),
+history_chunks AS (
+    SELECT _user, _u1, _chunk.c AS _c, _chunk.ids AS _ids
+    FROM (
+        SELECT _user, _u1, unnest(list_transform(range(0, len(_ids), 128), lambda c: {'c': c, 'ids': list_slice(_ids, c + 1, c + 128)})) AS _chunk
+        FROM (SELECT _user, _u1, list(_iid ORDER BY _iid) AS _ids FROM pair_history GROUP BY _user, _u1)
+    )
+),
+cooccurrence AS NOT MATERIALIZED (
+    -- every pair a < b of items of one user's history, kept if some metric needs it, counted
+    SELECT CAST(x._pair >> 32 AS INTEGER) AS _a, CAST(x._pair & 4294967295 AS INTEGER) AS _b, count(*) AS _both
+    FROM (
+        SELECT unnest(CASE WHEN a._c = b._c
+            THEN flatten(list_transform(range(1, len(a._ids) + 1), lambda x: list_transform(list_slice(a._ids, x + 1, len(a._ids)), lambda y: (CAST(a._ids[x] AS BIGINT) << 32) | CAST(y AS BIGINT))))
+            ELSE flatten(list_transform(a._ids, lambda x: list_transform(b._ids, lambda y: (CAST(x AS BIGINT) << 32) | CAST(y AS BIGINT))))
+        END) AS _pair
+        FROM history_chunks AS a JOIN history_chunks AS b ON b._user = a._user AND b._u1 = a._u1 AND a._c <= b._c
+    ) AS x
+    SEMI JOIN (SELECT (CAST(_a AS BIGINT) << 32) | CAST(_b AS BIGINT) AS _pair FROM needed_pairs) AS p ON p._pair = x._pair
+    GROUP BY x._pair
+),
+similarity AS MATERIALIZED (
+    SELECT c._a, c._b, c._both / (sqrt(ia._users) * sqrt(ib._users)) AS _sim
+    FROM cooccurrence AS c
+    JOIN history_items AS ia ON ia._iid = c._a
+    JOIN history_items AS ib ON ib._iid = c._b
+),
+beyond_diversity_users AS (
+    SELECT d._g0, d._g1, d._g2, d._user, d._u1,
+        CASE WHEN count(CASE WHEN d._pos <= k THEN 1 END) > 0
+            THEN 1 - (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) OR CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) / count(CASE WHEN d._pos <= k THEN 1 END)
+        END AS "diversity"
+    FROM diversity_pairs AS d LEFT JOIN similarity AS s ON s._a = d._a AND s._b = d._b
+    GROUP BY d._g0, d._g1, d._g2, d._user, d._u1
+),
+beyond_diversity_groups AS (
+    SELECT _g0, _g1, _g2, 
+        (coalesce((sign(sum(TRY_CAST(CAST("diversity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST("diversity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(1.9342813113834067e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST("diversity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST("diversity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE)) OR CAST("diversity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) / nullif(count("diversity"), 0) AS "diversity"
+    FROM beyond_diversity_users
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "diversity"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_diversity_groups AS diversity ON true AND diversity._g0 IS NOT DISTINCT FROM listed._g0 AND diversity._g1 IS NOT DISTINCT FROM listed._g1 AND diversity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("diversity" AS DOUBLE) AS "diversity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_diversity_history_per_user(recs, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "diversity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity_history_per_user: k must be an integer from 1 to 100000 (sqlmetrics_diversity_history_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity_history_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity_history_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_diversity_history_per_user: k must be an integer from 1 to 100000 (sqlmetrics_diversity_history_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_diversity_history_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_diversity_history_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM history_items
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+history_ids AS NOT MATERIALIZED (
+    SELECT h._user, h._u1, s._iid FROM history_rows AS h JOIN sim_items AS s ON s._item = h._item
+    WHERE h._user IS NOT NULL AND h._u1 IS NOT NULL
+),
+diversity_pairs AS NOT MATERIALIZED (
+    -- every pair of items of a top list, at the later of the two positions (in the top k when
+    -- that position is <= k); its ids are NULL when an item has no similarity data
+    SELECT a._g0, a._g1, a._g2, a._user, a._u1, b._pos AS _pos,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN least(a._iid, b._iid) END AS _a,
+        CASE WHEN a._iid IS NOT NULL AND b._iid IS NOT NULL THEN greatest(a._iid, b._iid) END AS _b
+    FROM list_ids AS a JOIN list_ids AS b ON b._user = a._user AND b._u1 = a._u1 AND b._g0 IS NOT DISTINCT FROM a._g0 AND b._g1 IS NOT DISTINCT FROM a._g1 AND b._g2 IS NOT DISTINCT FROM a._g2 AND a._pos < b._pos
+    WHERE b._pos <= k
+),
+needed_pairs AS NOT MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT  _a, _b FROM (
+        SELECT _a, _b FROM diversity_pairs
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+pair_history AS NOT MATERIALIZED (
+    -- diversity pairs two list items: the history restricted to listed items
+    SELECT _user, _u1, _iid FROM history_ids WHERE _iid IN (SELECT _iid FROM list_ids)
+),
+history_chunks AS (
+    SELECT _user, _u1, _chunk.c AS _c, _chunk.ids AS _ids
+    FROM (
+        SELECT _user, _u1, unnest(list_transform(range(0, len(_ids), 128), lambda c: {'c': c, 'ids': list_slice(_ids, c + 1, c + 128)})) AS _chunk
+        FROM (SELECT _user, _u1, list(_iid ORDER BY _iid) AS _ids FROM pair_history GROUP BY _user, _u1)
+    )
+),
+cooccurrence AS NOT MATERIALIZED (
+    -- every pair a < b of items of one user's history, kept if some metric needs it, counted
+    SELECT CAST(x._pair >> 32 AS INTEGER) AS _a, CAST(x._pair & 4294967295 AS INTEGER) AS _b, count(*) AS _both
+    FROM (
+        SELECT unnest(CASE WHEN a._c = b._c
+            THEN flatten(list_transform(range(1, len(a._ids) + 1), lambda x: list_transform(list_slice(a._ids, x + 1, len(a._ids)), lambda y: (CAST(a._ids[x] AS BIGINT) << 32) | CAST(y AS BIGINT))))
+            ELSE flatten(list_transform(a._ids, lambda x: list_transform(b._ids, lambda y: (CAST(x AS BIGINT) << 32) | CAST(y AS BIGINT))))
+        END) AS _pair
+        FROM history_chunks AS a JOIN history_chunks AS b ON b._user = a._user AND b._u1 = a._u1 AND a._c <= b._c
+    ) AS x
+    SEMI JOIN (SELECT (CAST(_a AS BIGINT) << 32) | CAST(_b AS BIGINT) AS _pair FROM needed_pairs) AS p ON p._pair = x._pair
+    GROUP BY x._pair
+),
+similarity AS MATERIALIZED (
+    SELECT c._a, c._b, c._both / (sqrt(ia._users) * sqrt(ib._users)) AS _sim
+    FROM cooccurrence AS c
+    JOIN history_items AS ia ON ia._iid = c._a
+    JOIN history_items AS ib ON ib._iid = c._b
+),
+beyond_diversity_users AS (
+    SELECT d._g0, d._g1, d._g2, d._user, d._u1,
+        CASE WHEN count(CASE WHEN d._pos <= k THEN 1 END) > 0
+            THEN 1 - (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) OR CAST(CASE WHEN d._pos <= k THEN coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) / count(CASE WHEN d._pos <= k THEN 1 END)
+        END AS "diversity"
+    FROM diversity_pairs AS d LEFT JOIN similarity AS s ON s._a = d._a AND s._b = d._b
+    GROUP BY d._g0, d._g1, d._g2, d._user, d._u1
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._user, listed._u1, "diversity"
+    FROM (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_users) AS listed
+    LEFT JOIN beyond_diversity_users AS diversity ON diversity._user = listed._user AND diversity._u1 = listed._u1 AND diversity._g0 IS NOT DISTINCT FROM listed._g0 AND diversity._g1 IS NOT DISTINCT FROM listed._g1 AND diversity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        b._user AS "sqlmetrics_u1",
+        b._u1 AS "sqlmetrics_u2",
+        CAST("diversity" AS DOUBLE) AS "diversity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_serendipity(recs, truth, history, item_features, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL, features := 'features') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "serendipity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos, _entry.r AS _relevant
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p, 'r': coalesce(list_contains(_relevant_items, x), false)})) AS _entry
+        -- serendipity's relevance: the item's truth grade is at least the threshold
+        FROM (
+            SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._top,
+                t._relevant_items
+            FROM recs_lists AS r
+            LEFT JOIN (
+                SELECT _user, _u1, list(_item) AS _relevant_items FROM truth_items WHERE _rel >= 1 GROUP BY _user, _u1
+            ) AS t ON t._user = r._user AND t._u1 = r._u1
+        ) AS lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+feature_items AS MATERIALIZED (
+    -- a second row of an item is an input error (beyond_check), so every row keeps its own id
+    SELECT _item, _vec,
+        count(*) OVER (PARTITION BY _item) AS _copies,
+        CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM (SELECT "sqlmetrics_item" AS _item, "sqlmetrics_features" AS _vec FROM (SELECT COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = features) AS sqlmetrics_features FROM query_table(item_features))) AS feature_input
+),
+feature_elements AS MATERIALIZED (
+    SELECT _iid, generate_subscripts(_vec, 1) AS _idx, CAST(unnest(_vec) AS DOUBLE) AS _val FROM feature_items
+),
+feature_vectors AS MATERIALIZED (
+    SELECT _iid,
+        sqrt(list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1]) AS _norm,
+        max(CASE WHEN _val IS NULL OR NOT (isfinite(_val)) THEN 1 ELSE 0 END) AS _bad
+    FROM feature_elements
+    GROUP BY _iid
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+    UNION ALL
+    SELECT min(CASE
+            WHEN i._item IS NULL THEN 'item_features (the item_features table) has a NULL item'
+            WHEN i._copies > 1 THEN 'item_features (the item_features table) has a duplicate item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._vec IS NULL THEN 'item_features (the item_features table) has a NULL features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN v._bad = 1 THEN 'item_features (the item_features table) has a NULL, NaN or infinite element in features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._len <> i._dim THEN 'item_features (the item_features table) has vectors of different lengths; features has ' || CAST(i._len AS VARCHAR) || ' elements for ' || 'item' || ' = ' || CAST(i._item AS VARCHAR) || ' but ' || CAST(i._dim AS VARCHAR) || ' elsewhere'
+        END)
+    FROM (
+        SELECT _iid, _item, _copies, _vec, len(_vec) AS _len, min(len(_vec)) OVER () AS _dim
+        FROM feature_items
+    ) AS i
+    LEFT JOIN feature_vectors AS v ON v._iid = i._iid
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM feature_items WHERE _item IS NOT NULL
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+history_ids AS NOT MATERIALIZED (
+    SELECT h._user, h._u1, s._iid FROM history_rows AS h JOIN sim_items AS s ON s._item = h._item
+    WHERE h._user IS NOT NULL AND h._u1 IS NOT NULL
+),
+serendipity_rows AS NOT MATERIALIZED (
+    -- (list item i, history item j) of one user, both with similarity data; the pair's ids
+    -- (NULL when i = j: an item is fully similar to itself). Only relevant list items: the
+    -- serendipity of an item that is not relevant is 0 whatever its similarities.
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1, l._pos,
+        CASE WHEN l._iid <> h._iid THEN least(l._iid, h._iid) END AS _a,
+        CASE WHEN l._iid <> h._iid THEN greatest(l._iid, h._iid) END AS _b
+    FROM list_ids AS l JOIN history_ids AS h ON h._user = l._user AND h._u1 = l._u1
+    WHERE l._pos <= k AND l._iid IS NOT NULL AND l._relevant
+),
+needed_pairs AS MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT DISTINCT _a, _b FROM (
+        SELECT _a, _b FROM serendipity_rows
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+dot_products AS (
+    -- (a NULL, NaN or infinite element fails the query in beyond_check: it adds nothing here)
+    SELECT p._a, p._b, list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS _dot
+    FROM needed_pairs AS p
+    JOIN feature_elements AS ea ON ea._iid = p._a
+    JOIN feature_elements AS eb ON eb._iid = p._b AND eb._idx = ea._idx
+    GROUP BY p._a, p._b
+),
+similarity AS MATERIALIZED (
+    SELECT p._a, p._b,
+        CASE WHEN va._norm > 0 AND vb._norm > 0 THEN p._dot / (va._norm * vb._norm) ELSE 0 END AS _sim
+    FROM dot_products AS p
+    JOIN feature_vectors AS va ON va._iid = p._a
+    JOIN feature_vectors AS vb ON vb._iid = p._b
+),
+history_users AS (
+    SELECT _user, _u1, count(*) AS _h FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _user, _u1
+),
+serendipity_sums AS (
+    -- per (user, list item i): the sum over the user's history items j of sim(i, j)
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._pos,
+        list_transform([{'m': max(abs(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE))), 'n': count(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS _s
+    FROM serendipity_rows AS r
+    LEFT JOIN similarity AS s ON s._a = r._a AND s._b = r._b
+    GROUP BY r._g0, r._g1, r._g2, r._user, r._u1, r._pos
+),
+beyond_serendipity_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        list_transform([{'m': max(abs(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE))), 'n': count(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1]
+            / count(CASE WHEN l._pos <= k THEN 1 END) AS "serendipity"
+    FROM beyond_lists AS l
+    JOIN history_users AS hu ON hu._user = l._user AND hu._u1 = l._u1
+    LEFT JOIN serendipity_sums AS s ON s._user = l._user AND s._u1 = l._u1 AND s._pos = l._pos AND s._g0 IS NOT DISTINCT FROM l._g0 AND s._g1 IS NOT DISTINCT FROM l._g1 AND s._g2 IS NOT DISTINCT FROM l._g2
+    WHERE l._pos <= k
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_serendipity_groups AS (
+    SELECT _g0, _g1, _g2, 
+        list_transform([{'m': max(abs(CAST("serendipity" AS DOUBLE))), 'n': count(CAST("serendipity" AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST("serendipity" AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST("serendipity" AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST("serendipity" AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] / nullif(count("serendipity"), 0) AS "serendipity"
+    FROM beyond_serendipity_users
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "serendipity"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_serendipity_groups AS serendipity ON true AND serendipity._g0 IS NOT DISTINCT FROM listed._g0 AND serendipity._g1 IS NOT DISTINCT FROM listed._g1 AND serendipity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("serendipity" AS DOUBLE) AS "serendipity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_serendipity_per_user(recs, truth, history, item_features, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL, features := 'features') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "serendipity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity_per_user: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity_per_user: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos, _entry.r AS _relevant
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p, 'r': coalesce(list_contains(_relevant_items, x), false)})) AS _entry
+        -- serendipity's relevance: the item's truth grade is at least the threshold
+        FROM (
+            SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._top,
+                t._relevant_items
+            FROM recs_lists AS r
+            LEFT JOIN (
+                SELECT _user, _u1, list(_item) AS _relevant_items FROM truth_items WHERE _rel >= 1 GROUP BY _user, _u1
+            ) AS t ON t._user = r._user AND t._u1 = r._u1
+        ) AS lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+feature_items AS MATERIALIZED (
+    -- a second row of an item is an input error (beyond_check), so every row keeps its own id
+    SELECT _item, _vec,
+        count(*) OVER (PARTITION BY _item) AS _copies,
+        CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM (SELECT "sqlmetrics_item" AS _item, "sqlmetrics_features" AS _vec FROM (SELECT COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = features) AS sqlmetrics_features FROM query_table(item_features))) AS feature_input
+),
+feature_elements AS MATERIALIZED (
+    SELECT _iid, generate_subscripts(_vec, 1) AS _idx, CAST(unnest(_vec) AS DOUBLE) AS _val FROM feature_items
+),
+feature_vectors AS MATERIALIZED (
+    SELECT _iid,
+        sqrt(list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(_val * _val) THEN _val * _val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1]) AS _norm,
+        max(CASE WHEN _val IS NULL OR NOT (isfinite(_val)) THEN 1 ELSE 0 END) AS _bad
+    FROM feature_elements
+    GROUP BY _iid
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+    UNION ALL
+    SELECT min(CASE
+            WHEN i._item IS NULL THEN 'item_features (the item_features table) has a NULL item'
+            WHEN i._copies > 1 THEN 'item_features (the item_features table) has a duplicate item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._vec IS NULL THEN 'item_features (the item_features table) has a NULL features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN v._bad = 1 THEN 'item_features (the item_features table) has a NULL, NaN or infinite element in features for item = ' || CAST(i._item AS VARCHAR)
+            WHEN i._len <> i._dim THEN 'item_features (the item_features table) has vectors of different lengths; features has ' || CAST(i._len AS VARCHAR) || ' elements for ' || 'item' || ' = ' || CAST(i._item AS VARCHAR) || ' but ' || CAST(i._dim AS VARCHAR) || ' elsewhere'
+        END)
+    FROM (
+        SELECT _iid, _item, _copies, _vec, len(_vec) AS _len, min(len(_vec)) OVER () AS _dim
+        FROM feature_items
+    ) AS i
+    LEFT JOIN feature_vectors AS v ON v._iid = i._iid
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM feature_items WHERE _item IS NOT NULL
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+history_ids AS NOT MATERIALIZED (
+    SELECT h._user, h._u1, s._iid FROM history_rows AS h JOIN sim_items AS s ON s._item = h._item
+    WHERE h._user IS NOT NULL AND h._u1 IS NOT NULL
+),
+serendipity_rows AS NOT MATERIALIZED (
+    -- (list item i, history item j) of one user, both with similarity data; the pair's ids
+    -- (NULL when i = j: an item is fully similar to itself). Only relevant list items: the
+    -- serendipity of an item that is not relevant is 0 whatever its similarities.
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1, l._pos,
+        CASE WHEN l._iid <> h._iid THEN least(l._iid, h._iid) END AS _a,
+        CASE WHEN l._iid <> h._iid THEN greatest(l._iid, h._iid) END AS _b
+    FROM list_ids AS l JOIN history_ids AS h ON h._user = l._user AND h._u1 = l._u1
+    WHERE l._pos <= k AND l._iid IS NOT NULL AND l._relevant
+),
+needed_pairs AS MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT DISTINCT _a, _b FROM (
+        SELECT _a, _b FROM serendipity_rows
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+dot_products AS (
+    -- (a NULL, NaN or infinite element fails the query in beyond_check: it adds nothing here)
+    SELECT p._a, p._b, list_transform([{'m': max(abs(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))), 'n': count(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN isfinite(ea._val * eb._val) THEN ea._val * eb._val END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS _dot
+    FROM needed_pairs AS p
+    JOIN feature_elements AS ea ON ea._iid = p._a
+    JOIN feature_elements AS eb ON eb._iid = p._b AND eb._idx = ea._idx
+    GROUP BY p._a, p._b
+),
+similarity AS MATERIALIZED (
+    SELECT p._a, p._b,
+        CASE WHEN va._norm > 0 AND vb._norm > 0 THEN p._dot / (va._norm * vb._norm) ELSE 0 END AS _sim
+    FROM dot_products AS p
+    JOIN feature_vectors AS va ON va._iid = p._a
+    JOIN feature_vectors AS vb ON vb._iid = p._b
+),
+history_users AS (
+    SELECT _user, _u1, count(*) AS _h FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _user, _u1
+),
+serendipity_sums AS (
+    -- per (user, list item i): the sum over the user's history items j of sim(i, j)
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._pos,
+        list_transform([{'m': max(abs(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE))), 'n': count(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1] AS _s
+    FROM serendipity_rows AS r
+    LEFT JOIN similarity AS s ON s._a = r._a AND s._b = r._b
+    GROUP BY r._g0, r._g1, r._g2, r._user, r._u1, r._pos
+),
+beyond_serendipity_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        list_transform([{'m': max(abs(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE))), 'n': count(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE))}], lambda _es_g: list_transform([{'least': CASE WHEN _es_g.m >= power(CAST(2 AS DOUBLE), -890) THEN _es_g.m * power(CAST(2 AS DOUBLE), -130) ELSE 0 END, 'up1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'up2': power(CAST(2 AS DOUBLE), (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2)), 'down1': power(CAST(2 AS DOUBLE), floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2) - (123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END)))), 'down2': power(CAST(2 AS DOUBLE), 0 - floor((123 - (floor(log2(CAST(greatest(_es_g.n, 1) AS DOUBLE))) + 1) - floor(log2(CASE WHEN _es_g.m > 0 AND isfinite(_es_g.m) THEN _es_g.m ELSE 1 END))) / 2))}], lambda _es_f: CASE WHEN _es_g.m IS NULL OR _es_g.m = 0 THEN CAST(0 AS DOUBLE) WHEN NOT isfinite(_es_g.m) THEN sum(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE)) ELSE (sign(list_sum(list_transform(list(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) * CAST(abs(list_sum(list_transform(list(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE)), lambda _es_x: CAST(round((CASE WHEN isfinite(_es_x) AND abs(_es_x) >= _es_f.least THEN _es_x ELSE 0 END) * _es_f.up1 * _es_f.up2) AS HUGEINT)))) AS DOUBLE)) * _es_f.down1 * _es_f.down2 END)[1])[1]
+            / count(CASE WHEN l._pos <= k THEN 1 END) AS "serendipity"
+    FROM beyond_lists AS l
+    JOIN history_users AS hu ON hu._user = l._user AND hu._u1 = l._u1
+    LEFT JOIN serendipity_sums AS s ON s._user = l._user AND s._u1 = l._u1 AND s._pos = l._pos AND s._g0 IS NOT DISTINCT FROM l._g0 AND s._g1 IS NOT DISTINCT FROM l._g1 AND s._g2 IS NOT DISTINCT FROM l._g2
+    WHERE l._pos <= k
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._user, listed._u1, "serendipity"
+    FROM (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_users) AS listed
+    LEFT JOIN beyond_serendipity_users AS serendipity ON serendipity._user = listed._user AND serendipity._u1 = listed._u1 AND serendipity._g0 IS NOT DISTINCT FROM listed._g0 AND serendipity._g1 IS NOT DISTINCT FROM listed._g1 AND serendipity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        b._user AS "sqlmetrics_u1",
+        b._u1 AS "sqlmetrics_u2",
+        CAST("serendipity" AS DOUBLE) AS "serendipity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_serendipity_history(recs, truth, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "serendipity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity_history: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity_history: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_history_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity_history: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity_history: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos, _entry.r AS _relevant
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p, 'r': coalesce(list_contains(_relevant_items, x), false)})) AS _entry
+        -- serendipity's relevance: the item's truth grade is at least the threshold
+        FROM (
+            SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._top,
+                t._relevant_items
+            FROM recs_lists AS r
+            LEFT JOIN (
+                SELECT _user, _u1, list(_item) AS _relevant_items FROM truth_items WHERE _rel >= 1 GROUP BY _user, _u1
+            ) AS t ON t._user = r._user AND t._u1 = r._u1
+        ) AS lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM history_items
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+history_ids AS NOT MATERIALIZED (
+    SELECT h._user, h._u1, s._iid FROM history_rows AS h JOIN sim_items AS s ON s._item = h._item
+    WHERE h._user IS NOT NULL AND h._u1 IS NOT NULL
+),
+serendipity_rows AS NOT MATERIALIZED (
+    -- (list item i, history item j) of one user, both with similarity data; the pair's ids
+    -- (NULL when i = j: an item is fully similar to itself). Only relevant list items: the
+    -- serendipity of an item that is not relevant is 0 whatever its similarities.
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1, l._pos,
+        CASE WHEN l._iid <> h._iid THEN least(l._iid, h._iid) END AS _a,
+        CASE WHEN l._iid <> h._iid THEN greatest(l._iid, h._iid) END AS _b
+    FROM list_ids AS l JOIN history_ids AS h ON h._user = l._user AND h._u1 = l._u1
+    WHERE l._pos <= k AND l._iid IS NOT NULL AND l._relevant
+),
+needed_pairs AS NOT MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT  _a, _b FROM (
+        SELECT _a, _b FROM serendipity_rows
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+pair_history AS NOT MATERIALIZED (
+    -- serendipity pairs a list item with any history item of the user: the whole history
+    SELECT _user, _u1, _iid FROM history_ids
+),
+history_chunks AS (
+    SELECT _user, _u1, _chunk.c AS _c, _chunk.ids AS _ids
+    FROM (
+        SELECT _user, _u1, unnest(list_transform(range(0, len(_ids), 128), lambda c: {'c': c, 'ids': list_slice(_ids, c + 1, c + 128)})) AS _chunk
+        FROM (SELECT _user, _u1, list(_iid ORDER BY _iid) AS _ids FROM pair_history GROUP BY _user, _u1)
+    )
+),
+cooccurrence AS NOT MATERIALIZED (
+    -- every pair a < b of items of one user's history, kept if some metric needs it, counted
+    SELECT CAST(x._pair >> 32 AS INTEGER) AS _a, CAST(x._pair & 4294967295 AS INTEGER) AS _b, count(*) AS _both
+    FROM (
+        SELECT unnest(CASE WHEN a._c = b._c
+            THEN flatten(list_transform(range(1, len(a._ids) + 1), lambda x: list_transform(list_slice(a._ids, x + 1, len(a._ids)), lambda y: (CAST(a._ids[x] AS BIGINT) << 32) | CAST(y AS BIGINT))))
+            ELSE flatten(list_transform(a._ids, lambda x: list_transform(b._ids, lambda y: (CAST(x AS BIGINT) << 32) | CAST(y AS BIGINT))))
+        END) AS _pair
+        FROM history_chunks AS a JOIN history_chunks AS b ON b._user = a._user AND b._u1 = a._u1 AND a._c <= b._c
+    ) AS x
+    SEMI JOIN (SELECT (CAST(_a AS BIGINT) << 32) | CAST(_b AS BIGINT) AS _pair FROM needed_pairs) AS p ON p._pair = x._pair
+    GROUP BY x._pair
+),
+similarity AS MATERIALIZED (
+    SELECT c._a, c._b, c._both / (sqrt(ia._users) * sqrt(ib._users)) AS _sim
+    FROM cooccurrence AS c
+    JOIN history_items AS ia ON ia._iid = c._a
+    JOIN history_items AS ib ON ib._iid = c._b
+),
+history_users AS (
+    SELECT _user, _u1, count(*) AS _h FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _user, _u1
+),
+serendipity_sums AS (
+    -- per (user, list item i): the sum over the user's history items j of sim(i, j)
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._pos,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) OR CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) AS _s
+    FROM serendipity_rows AS r
+    LEFT JOIN similarity AS s ON s._a = r._a AND s._b = r._b
+    GROUP BY r._g0, r._g1, r._g2, r._user, r._u1, r._pos
+),
+beyond_serendipity_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(1.9342813113834067e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE)) OR CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0))
+            / count(CASE WHEN l._pos <= k THEN 1 END) AS "serendipity"
+    FROM beyond_lists AS l
+    JOIN history_users AS hu ON hu._user = l._user AND hu._u1 = l._u1
+    LEFT JOIN serendipity_sums AS s ON s._user = l._user AND s._u1 = l._u1 AND s._pos = l._pos AND s._g0 IS NOT DISTINCT FROM l._g0 AND s._g1 IS NOT DISTINCT FROM l._g1 AND s._g2 IS NOT DISTINCT FROM l._g2
+    WHERE l._pos <= k
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_serendipity_groups AS (
+    SELECT _g0, _g1, _g2, 
+        (coalesce((sign(sum(TRY_CAST(CAST("serendipity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST("serendipity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(1.9342813113834067e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST("serendipity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST("serendipity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE)) OR CAST("serendipity" AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) / nullif(count("serendipity"), 0) AS "serendipity"
+    FROM beyond_serendipity_users
+    GROUP BY _g0, _g1, _g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "serendipity"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_serendipity_groups AS serendipity ON true AND serendipity._g0 IS NOT DISTINCT FROM listed._g0 AND serendipity._g1 IS NOT DISTINCT FROM listed._g1 AND serendipity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("serendipity" AS DOUBLE) AS "serendipity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_serendipity_history_per_user(recs, truth, history, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score', relevance := 'relevance', grades := NULL) AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')), COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')), NULL AS "serendipity" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity_history_per_user: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_history_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity_history_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity_history_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[1]) THEN NULL ELSE CAST("by" AS VARCHAR[])[1] END, 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[2]) THEN NULL ELSE CAST("by" AS VARCHAR[])[2] END, 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CASE WHEN list_contains(CAST("user" AS VARCHAR[]), CAST("by" AS VARCHAR[])[3]) THEN NULL ELSE CAST("by" AS VARCHAR[])[3] END, 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_serendipity_history_per_user: k must be an integer from 1 to 100000 (sqlmetrics_serendipity_history_per_user_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_serendipity_history_per_user: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_serendipity_history_per_user: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1 FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+truth_items AS (
+    -- a second row for a (user, item) is a duplicate, except with an action column, where
+    -- several actions on one item keep the highest grade, or with truth_duplicates 'max' (the
+    -- highest grade) or 'sum' (the grades added up)
+    SELECT _user, _u1, _item, CASE WHEN max(CASE WHEN isfinite(_rel) THEN 0 ELSE 1 END) = 1 THEN sum(_rel) ELSE max(_rel) END AS _rel, count(*) AS _copies
+    FROM (
+        SELECT
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            coalesce(CAST(CASE WHEN grades IS NULL THEN CAST("sqlmetrics_relevance" AS DOUBLE) ELSE coalesce(CAST(map_extract_value(grades, "sqlmetrics_relevance") AS DOUBLE), 0) END AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = coalesce(relevance, 'sqlmetrics_one')) AS sqlmetrics_relevance FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, 1 AS sqlmetrics_one FROM query_table(truth) WHERE TRUE) AS truth_columns)
+    ) AS truth_rows
+    GROUP BY _user, _u1, _item
+),
+truth_users AS (
+    SELECT
+        _user, _u1,
+        count(CASE WHEN _rel >= 1 THEN 1 END) AS _relevant_count,
+        CASE
+            WHEN _user IS NULL THEN 'truth (the truth table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'truth (the truth table) has a NULL second key'
+            WHEN max(CASE WHEN _item IS NULL THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+            WHEN max(CASE WHEN NOT (isfinite(_rel)) THEN 1 ELSE 0 END) = 1 THEN 'truth (the truth table) has a NaN or infinite relevance for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END AS _problem
+    FROM truth_items
+    GROUP BY _user, _u1
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos, _entry.r AS _relevant
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p, 'r': coalesce(list_contains(_relevant_items, x), false)})) AS _entry
+        -- serendipity's relevance: the item's truth grade is at least the threshold
+        FROM (
+            SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._top,
+                t._relevant_items
+            FROM recs_lists AS r
+            LEFT JOIN (
+                SELECT _user, _u1, list(_item) AS _relevant_items FROM truth_items WHERE _rel >= 1 GROUP BY _user, _u1
+            ) AS t ON t._user = r._user AND t._u1 = r._u1
+        ) AS lists
+    ) AS entries
+),
+history_rows AS MATERIALIZED (
+    SELECT _user, _u1, _item, count(*) AS _rows
+    FROM (SELECT "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1, "sqlmetrics_item" AS _item FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2 FROM query_table(history) WHERE TRUE) AS history_columns)) AS history_input
+    GROUP BY _user, _u1, _item
+),
+history_items AS MATERIALIZED (
+    SELECT _item, count(*) AS _users, sum(_rows) AS _rows, CAST(row_number() OVER (ORDER BY _item) AS INTEGER) AS _iid
+    FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _item
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+    UNION ALL
+    SELECT min(CASE
+            WHEN _user IS NULL THEN 'history (the history table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'history (the history table) has a NULL second key'
+            ELSE 'history (the history table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        END)
+    FROM history_rows WHERE _user IS NULL OR _u1 IS NULL OR _item IS NULL
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM truth_users
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+sim_items AS NOT MATERIALIZED (
+    SELECT _item, _iid FROM history_items
+),
+list_ids AS MATERIALIZED (
+    SELECT l.*, s._iid FROM beyond_lists AS l LEFT JOIN sim_items AS s ON s._item = l._item
+    WHERE l._pos <= k
+),
+history_ids AS NOT MATERIALIZED (
+    SELECT h._user, h._u1, s._iid FROM history_rows AS h JOIN sim_items AS s ON s._item = h._item
+    WHERE h._user IS NOT NULL AND h._u1 IS NOT NULL
+),
+serendipity_rows AS NOT MATERIALIZED (
+    -- (list item i, history item j) of one user, both with similarity data; the pair's ids
+    -- (NULL when i = j: an item is fully similar to itself). Only relevant list items: the
+    -- serendipity of an item that is not relevant is 0 whatever its similarities.
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1, l._pos,
+        CASE WHEN l._iid <> h._iid THEN least(l._iid, h._iid) END AS _a,
+        CASE WHEN l._iid <> h._iid THEN greatest(l._iid, h._iid) END AS _b
+    FROM list_ids AS l JOIN history_ids AS h ON h._user = l._user AND h._u1 = l._u1
+    WHERE l._pos <= k AND l._iid IS NOT NULL AND l._relevant
+),
+needed_pairs AS NOT MATERIALIZED (
+    -- the pairs looked up: distinct for the vectors (each cosine once); with repeats for
+    -- co-occurrence, where they only filter the counted pairs
+    SELECT  _a, _b FROM (
+        SELECT _a, _b FROM serendipity_rows
+    ) AS looked_up
+    WHERE _a IS NOT NULL
+),
+pair_history AS NOT MATERIALIZED (
+    -- serendipity pairs a list item with any history item of the user: the whole history
+    SELECT _user, _u1, _iid FROM history_ids
+),
+history_chunks AS (
+    SELECT _user, _u1, _chunk.c AS _c, _chunk.ids AS _ids
+    FROM (
+        SELECT _user, _u1, unnest(list_transform(range(0, len(_ids), 128), lambda c: {'c': c, 'ids': list_slice(_ids, c + 1, c + 128)})) AS _chunk
+        FROM (SELECT _user, _u1, list(_iid ORDER BY _iid) AS _ids FROM pair_history GROUP BY _user, _u1)
+    )
+),
+cooccurrence AS NOT MATERIALIZED (
+    -- every pair a < b of items of one user's history, kept if some metric needs it, counted
+    SELECT CAST(x._pair >> 32 AS INTEGER) AS _a, CAST(x._pair & 4294967295 AS INTEGER) AS _b, count(*) AS _both
+    FROM (
+        SELECT unnest(CASE WHEN a._c = b._c
+            THEN flatten(list_transform(range(1, len(a._ids) + 1), lambda x: list_transform(list_slice(a._ids, x + 1, len(a._ids)), lambda y: (CAST(a._ids[x] AS BIGINT) << 32) | CAST(y AS BIGINT))))
+            ELSE flatten(list_transform(a._ids, lambda x: list_transform(b._ids, lambda y: (CAST(x AS BIGINT) << 32) | CAST(y AS BIGINT))))
+        END) AS _pair
+        FROM history_chunks AS a JOIN history_chunks AS b ON b._user = a._user AND b._u1 = a._u1 AND a._c <= b._c
+    ) AS x
+    SEMI JOIN (SELECT (CAST(_a AS BIGINT) << 32) | CAST(_b AS BIGINT) AS _pair FROM needed_pairs) AS p ON p._pair = x._pair
+    GROUP BY x._pair
+),
+similarity AS MATERIALIZED (
+    SELECT c._a, c._b, c._both / (sqrt(ia._users) * sqrt(ib._users)) AS _sim
+    FROM cooccurrence AS c
+    JOIN history_items AS ia ON ia._iid = c._a
+    JOIN history_items AS ib ON ib._iid = c._b
+),
+history_users AS (
+    SELECT _user, _u1, count(*) AS _h FROM history_rows
+    WHERE _user IS NOT NULL AND _u1 IS NOT NULL AND _item IS NOT NULL
+    GROUP BY _user, _u1
+),
+serendipity_sums AS (
+    -- per (user, list item i): the sum over the user's history items j of sim(i, j)
+    SELECT r._g0, r._g1, r._g2, r._user, r._u1, r._pos,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(3.8685626227668134e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) OR CAST(CASE WHEN r._a IS NULL THEN 1 ELSE coalesce(s._sim, 0) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0)) AS _s
+    FROM serendipity_rows AS r
+    LEFT JOIN similarity AS s ON s._a = r._a AND s._b = r._b
+    GROUP BY r._g0, r._g1, r._g2, r._user, r._u1, r._pos
+),
+beyond_serendipity_users AS (
+    SELECT l._g0, l._g1, l._g2, l._user, l._u1,
+        (coalesce((sign(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) * CAST(abs(sum(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0)))) AS DOUBLE)), 0) / CAST(1.9342813113834067e+25 AS DOUBLE) + coalesce(max(CASE WHEN CAST(abs(TRY_CAST(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) AS DECIMAL(26, 0))) AS DOUBLE) = abs(CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE)) OR CAST(CASE WHEN l._pos <= k THEN (1 - coalesce(s._s, 0) / hu._h) * (CASE WHEN l._relevant THEN 1 ELSE 0 END) END AS DOUBLE) * CAST(1.9342813113834067e+25 AS DOUBLE) IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END), 0))
+            / count(CASE WHEN l._pos <= k THEN 1 END) AS "serendipity"
+    FROM beyond_lists AS l
+    JOIN history_users AS hu ON hu._user = l._user AND hu._u1 = l._u1
+    LEFT JOIN serendipity_sums AS s ON s._user = l._user AND s._u1 = l._u1 AND s._pos = l._pos AND s._g0 IS NOT DISTINCT FROM l._g0 AND s._g1 IS NOT DISTINCT FROM l._g1 AND s._g2 IS NOT DISTINCT FROM l._g2
+    WHERE l._pos <= k
+    GROUP BY l._g0, l._g1, l._g2, l._user, l._u1
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._user, listed._u1, "serendipity"
+    FROM (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_users) AS listed
+    LEFT JOIN beyond_serendipity_users AS serendipity ON serendipity._user = listed._user AND serendipity._u1 = listed._u1 AND serendipity._g0 IS NOT DISTINCT FROM listed._g0 AND serendipity._g1 IS NOT DISTINCT FROM listed._g1 AND serendipity._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        b._user AS "sqlmetrics_u1",
+        b._u1 AS "sqlmetrics_u2",
+        CAST("serendipity" AS DOUBLE) AS "serendipity"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST, "sqlmetrics_u1" NULLS LAST, "sqlmetrics_u2" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;
+
+CREATE OR REPLACE MACRO sqlmetrics_personalization(recs, k := 10, "by" := [], "user" := ['user_id'], item := 'item_id', score := 'score') AS TABLE
+SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (
+SELECT * FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')), COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')), NULL AS users, NULL AS "personalization" FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE TRUE) AS recs_columns LIMIT 0) AS sqlmetrics_names
+UNION ALL
+SELECT * FROM (
+WITH
+recs_candidates AS MATERIALIZED (
+    -- kept per user: the candidates' top list and whether it is exact, not the candidates
+    -- (their 25 values per user were 250 MB of the memory at 100M rows)
+    SELECT * EXCLUDE (_cand_items, _cand_keys),
+        CASE WHEN list_bool_or(list_transform(list_slice(_cand_keys, 1, k), lambda x, i: x = _cand_keys[i + 1]))
+        THEN list_transform(list_slice(list_reverse_sort(list_transform(list_zip(list_slice(_cand_keys, 1, len(_cand_items)), _cand_items), lambda p: {'k': p[1], 'i': p[2]})), 1, k), lambda x: x.i)
+        ELSE list_slice(_cand_items, 1, k)
+    END AS _cand_top,
+        (len(_cand_keys) <= (k + 2) OR _cand_keys[((k + 2) + 1)] < _cand_keys[k]) AS _exact
+    FROM (
+    SELECT
+        _g0, _g1, _g2, _user, _u1,
+        arg_max(_item, _key, (k + 2)) AS _cand_items,
+        max(_key, ((k + 2) + 1)) AS _cand_keys,
+        list({'item': _item, 'rel': _rel}) FILTER (WHERE _rel > 0) AS _judgments,
+        count(*) FILTER (WHERE _rel >= 1) AS _relevant_count,
+        max(CASE WHEN _item IS NULL THEN 3 WHEN _key IS NULL THEN 2 WHEN NOT isfinite(_key) THEN 1 ELSE 0 END) AS _bad_row
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key,
+            coalesce(CAST(NULL AS DOUBLE), 0) AS _rel
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_personalization: k must be an integer from 1 to 100000 (sqlmetrics_personalization_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_personalization: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_personalization: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    )
+    GROUP BY _g0, _g1, _g2, _user, _u1
+    )
+),
+recs_tie_fallback AS MATERIALIZED (
+    -- the rare users whose k-th best score is tied beyond the candidates: their rows once more
+    SELECT _g0, _g1, _g2, _user, _u1, list_transform(max({'k': _key, 'i': _item}, k), lambda x: x.i) AS _top
+    FROM (
+        SELECT
+            "sqlmetrics_g1" AS _g0,
+            "sqlmetrics_g2" AS _g1,
+            "sqlmetrics_g3" AS _g2,
+            "sqlmetrics_u1" AS _user, "sqlmetrics_u2" AS _u1,
+            "sqlmetrics_item" AS _item,
+            "sqlmetrics_score" AS _key
+        FROM (SELECT COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[1], 'sqlmetrics_none1')) AS sqlmetrics_g1, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[2], 'sqlmetrics_none2')) AS sqlmetrics_g2, COLUMNS(lambda c: c = coalesce(CAST("by" AS VARCHAR[])[3], 'sqlmetrics_none3')) AS sqlmetrics_g3, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[1], 'sqlmetrics_unone1')) AS sqlmetrics_u1, COLUMNS(lambda c: c = coalesce(CAST("user" AS VARCHAR[])[2], 'sqlmetrics_unone2')) AS sqlmetrics_u2, COLUMNS(lambda c: c = item) AS sqlmetrics_item, COLUMNS(lambda c: c = score) AS sqlmetrics_score FROM (SELECT *, 0 AS sqlmetrics_unone1, 0 AS sqlmetrics_unone2, NULL AS sqlmetrics_none1, NULL AS sqlmetrics_none2, NULL AS sqlmetrics_none3 FROM query_table(recs) WHERE CASE WHEN k >= 1 AND k <= 100000 AND k = floor(k) THEN TRUE ELSE error('sqlmetrics: sqlmetrics_personalization: k must be an integer from 1 to 100000 (sqlmetrics_personalization_whole ranks the whole list), got ' || coalesce(CAST(k AS VARCHAR), 'NULL')) END AND CASE WHEN len("by") > 3 THEN error('sqlmetrics: sqlmetrics_personalization: "by" names at most 3 columns') WHEN len("user") NOT BETWEEN 1 AND 2 THEN error('sqlmetrics: sqlmetrics_personalization: "user" names 1 to 2 columns') ELSE TRUE END) AS recs_columns)
+    ) AS r
+    SEMI JOIN (SELECT _g0, _g1, _g2, _user, _u1 FROM recs_candidates WHERE NOT _exact) AS f
+        ON r._user = f._user AND r._u1 = f._u1 AND r._g0 IS NOT DISTINCT FROM f._g0 AND r._g1 IS NOT DISTINCT FROM f._g1 AND r._g2 IS NOT DISTINCT FROM f._g2
+    GROUP BY _g0, _g1, _g2, _user, _u1
+),
+recs_lists AS NOT MATERIALIZED (
+    -- not stored a second time: each reading joins the stored candidates to the few fallback
+    -- lists (another 120 MB at 100M rows; no slower at 10M)
+    SELECT * EXCLUDE (_cand_top, _exact, _bad_row), CASE
+        WHEN _user IS NULL THEN 'recs (the recs table) has a NULL user'
+            WHEN _u1 IS NULL THEN 'recs (the recs table) has a NULL second key'
+        WHEN _bad_row = 3 THEN 'recs (the recs table) has a NULL item for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 2 THEN 'recs (the recs table) has a NULL score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN _bad_row = 1 THEN 'recs (the recs table) has a NaN or infinite score for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+        WHEN CASE WHEN len(_top) <= 32
+        THEN list_bool_or(list_transform(_top, lambda x, i: list_position(_top, x) < i))
+        ELSE len(list_distinct(_top)) < len(_top)
+    END
+            THEN 'recs (the recs table) has a duplicate (user, second key, item) for user = ' || CAST(_user AS VARCHAR) || ', second key = ' || CAST(_u1 AS VARCHAR)
+    END AS _problem
+    FROM (
+        SELECT c.*, coalesce(f._top, _cand_top) AS _top
+        FROM recs_candidates AS c
+        LEFT JOIN recs_tie_fallback AS f
+            ON c._user = f._user AND c._u1 = f._u1 AND c._g0 IS NOT DISTINCT FROM f._g0 AND c._g1 IS NOT DISTINCT FROM f._g1 AND c._g2 IS NOT DISTINCT FROM f._g2
+    )
+),
+recs_top AS (
+    SELECT _g0, _g1, _g2, _user, _u1, unnest(_top) AS _item, generate_subscripts(_top, 1) AS _pos
+    FROM recs_lists
+),
+recs_users AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _relevant_count FROM recs_lists
+),
+recs_problems AS (
+    SELECT _problem FROM recs_lists
+),
+recs_judged AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _entry.item AS _item, _entry.rel AS _rel
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, unnest(_judgments) AS _entry FROM recs_lists)
+),
+beyond_lists AS (
+    SELECT _g0, _g1, _g2, _user, _u1, _n, _entry.i AS _item, _entry.p AS _pos
+    FROM (
+        SELECT _g0, _g1, _g2, _user, _u1,
+            least(len(_top), k) AS _n,
+            unnest(list_transform(list_slice(_top, 1, k),
+                lambda x, p: {'i': x, 'p': p})) AS _entry
+        FROM recs_lists
+    ) AS entries
+),
+beyond_check AS (
+    SELECT CAST(NULL AS VARCHAR) AS _problem
+),
+input_check AS (
+    SELECT CASE WHEN problem IS NULL THEN TRUE ELSE error('sqlmetrics: ' || problem) END AS ok
+    FROM (
+        SELECT min(_problem) AS problem
+        FROM (
+            SELECT _problem FROM recs_problems
+            UNION ALL
+            SELECT _problem FROM beyond_check
+        ) AS problems
+    ) AS first_problem
+),
+personalization_items AS (
+    SELECT _g0, _g1, _g2, _item,
+        count(CASE WHEN _pos <= k THEN 1 END) AS _ck,
+        CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _pos <= k THEN 1 / sqrt(least(_n, k)) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _sk,
+        CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE) = round(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE)) < CAST(2.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN _pos <= k THEN CAST(1 AS DOUBLE) / least(_n, k) END AS DOUBLE) * CAST(3.8685626227668134e+25 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(3.8685626227668134e+25 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END AS _qk
+    FROM beyond_lists
+    GROUP BY _g0, _g1, _g2, _item
+),
+personalization_users AS (
+    SELECT _g0, _g1, _g2, count(*) AS _users,
+        min(least(_n, k)) AS _shortestk, max(least(_n, k)) AS _longestk
+    FROM (SELECT _g0, _g1, _g2, _user, _u1, max(_n) AS _n FROM beyond_lists GROUP BY _g0, _g1, _g2, _user, _u1) AS lists
+    GROUP BY _g0, _g1, _g2
+),
+beyond_personalization_groups AS (
+    SELECT u._g0, u._g1, u._g2, 
+        CASE
+            WHEN max(u._users) < 2 THEN NULL
+            WHEN max(u._shortestk) = max(u._longestk)
+            THEN 1 - CAST(sum(p._ck * (p._ck - 1)) AS DOUBLE)
+                / (max(u._longestk) * max(u._users) * (max(u._users) - 1))
+            ELSE 1 - CASE WHEN coalesce(sum(CASE WHEN abs(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE)) < CAST(16777216.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) * CAST(4.611686018427388e+18 AS DOUBLE) = round(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) * CAST(4.611686018427388e+18 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END), 0) = 0 OR abs(sum(CASE WHEN abs(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE)) < CAST(16777216.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) * CAST(4.611686018427388e+18 AS DOUBLE)) AS HUGEINT) END)) >= sum(CASE WHEN abs(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE)) < CAST(16777216.0 AS DOUBLE) THEN (CASE WHEN CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) * CAST(4.611686018427388e+18 AS DOUBLE) = round(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) * CAST(4.611686018427388e+18 AS DOUBLE)) THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END) WHEN CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) IS NOT NULL THEN CAST('Infinity' AS DOUBLE) END) * CAST(4503599627370496.0 AS DOUBLE) THEN coalesce((sign(sum(CASE WHEN abs(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE)) < CAST(16777216.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) * CAST(4.611686018427388e+18 AS DOUBLE)) AS HUGEINT) END)) * CAST(abs(sum(CASE WHEN abs(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE)) < CAST(16777216.0 AS DOUBLE) THEN CAST(round(CAST(CASE WHEN p._ck > 1 THEN (p._sk * p._sk - p._qk) / 2 ELSE CAST(0 AS DOUBLE) END AS DOUBLE) * CAST(4.611686018427388e+18 AS DOUBLE)) AS HUGEINT) END)) AS DOUBLE)), CAST(0 AS DOUBLE)) / CAST(4.611686018427388e+18 AS DOUBLE) ELSE CAST('NaN' AS DOUBLE) END / (CAST(max(u._users) AS DOUBLE) * (max(u._users) - 1) / 2)
+        END AS "personalization"
+    FROM personalization_users AS u
+    LEFT JOIN personalization_items AS p ON true AND p._g0 IS NOT DISTINCT FROM u._g0 AND p._g1 IS NOT DISTINCT FROM u._g1 AND p._g2 IS NOT DISTINCT FROM u._g2
+    GROUP BY u._g0, u._g1, u._g2
+),
+beyond_result AS (
+    SELECT listed._g0, listed._g1, listed._g2, listed._users, "personalization"
+    FROM (SELECT _g0, _g1, _g2, count(*) AS _users FROM recs_users GROUP BY _g0, _g1, _g2) AS listed
+    LEFT JOIN beyond_personalization_groups AS personalization ON true AND personalization._g0 IS NOT DISTINCT FROM listed._g0 AND personalization._g1 IS NOT DISTINCT FROM listed._g1 AND personalization._g2 IS NOT DISTINCT FROM listed._g2
+)
+SELECT * FROM (
+    SELECT
+        b._g0 AS "sqlmetrics_g1",
+        b._g1 AS "sqlmetrics_g2",
+        b._g2 AS "sqlmetrics_g3",
+        CAST(b._users AS BIGINT) AS users,
+        CAST("personalization" AS DOUBLE) AS "personalization"
+    FROM beyond_result AS b
+    UNION ALL
+    SELECT NULL, NULL, NULL, CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE)
+    FROM input_check
+    WHERE NOT ok
+) AS result
+ORDER BY "sqlmetrics_g1" NULLS LAST, "sqlmetrics_g2" NULLS LAST, "sqlmetrics_g3" NULLS LAST
+) AS sqlmetrics_result
+) AS sqlmetrics_columns
+ORDER BY ALL;

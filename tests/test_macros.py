@@ -70,11 +70,29 @@ def warehouse():
         f"{i} AS {name}"
         for i, name in enumerate(
             ['"k"', "item", "grades", "beta", "recs", "truth", "c", "x", '"by"', '"user"',
-             "_item", "_key", "_user", "_g0", "_rel", "_p", "sqlmetrics_item"]
+             "_item", "_key", "_user", "_g0", "_rel", "_p", "sqlmetrics_item", "history", "catalog",
+             "item_features", "sqlmetrics_features", "_vec", "_iid", "_pos"]
         )
     )  # fmt: skip
-    con.execute(f"CREATE VIEW recs_junk AS SELECT *, {junk} FROM recommendations")
-    con.execute(f"CREATE VIEW events_junk AS SELECT *, {junk} FROM events")
+    con.execute(f"CREATE VIEW recs_junk AS SELECT *, {junk}, 99 AS features FROM recommendations")
+    con.execute(f"CREATE VIEW events_junk AS SELECT *, {junk}, 99 AS features FROM events")
+    # the beyond-accuracy inputs: a history of (user, day) units' earlier interactions (items
+    # the lists have and others, repeated rows), a catalog of every item and more, and item
+    # vectors for some of the items (the others have no similarity), ties among them
+    history = [
+        (day, user, f"i{rng.randrange(36)}")
+        for day in (1, 2) for user in range(40) if user % 7 != 3 for _ in range(rng.randint(1, 9))
+    ]  # fmt: skip
+    con.execute("CREATE TABLE history (day INTEGER, user_id INTEGER, item_id VARCHAR)")
+    con.executemany("INSERT INTO history VALUES (?, ?, ?)", history)
+    con.execute("CREATE TABLE catalog AS SELECT 'i' || range AS item_id FROM range(40)")
+    con.execute(
+        "CREATE TABLE vectors AS SELECT 'i' || range AS item_id, [(range % 5)::DOUBLE, "
+        "(range % 3)::DOUBLE - 1, 0.5, -0.25 * (range % 2)] AS features FROM range(27)"
+    )
+    for table in ("history", "catalog", "vectors"):
+        features = "" if table == "vectors" else ", 99 AS features"
+        con.execute(f"CREATE VIEW {table}_junk AS SELECT *, {junk}{features} FROM {table}")
     yield con
     con.close()
 
@@ -117,7 +135,11 @@ def _label(m: Macro, k: int) -> str:
     return f"{m.metric.name}@{k}" if m.has_cutoff else m.metric.name
 
 
-@pytest.mark.parametrize("m", macros(), ids=lambda m: m.name)
+RANKING = [m for m in macros() if not m.metric.beyond]
+BEYOND = [m for m in macros() if m.metric.beyond]
+
+
+@pytest.mark.parametrize("m", RANKING, ids=lambda m: m.name)
 def test_every_macro_equals_evaluate(warehouse, m):
     """Each macro against evaluate() with the same inputs: (user, day) units, segments by day
     and model, an action column graded by a map, an event log's repeated rows (truth_duplicates
@@ -141,6 +163,49 @@ def test_every_macro_equals_evaluate(warehouse, m):
     # unit's in the order of "user"
     assert names == (["model", "user_id", "day", m.metric.name] if m.per_user
                      else ["day", "model", "users", m.metric.name])  # fmt: skip
+
+
+# the tables each input parameter is given in test_every_beyond_macro_equals_evaluate
+BEYOND_TABLES = {"truth": "events", "history": "history", "catalog": "catalog", "item_features": "vectors"}
+
+
+@pytest.mark.parametrize("m", BEYOND, ids=lambda m: m.name)
+def test_every_beyond_macro_equals_evaluate(warehouse, m):
+    """Each beyond-accuracy macro (each variant of its inputs) against evaluate() with the same
+    tables: (user, day) units, segments by day and model, serendipity's and fcp's truth an
+    action column graded by a map; 1e-12. The tables have extra columns named like every
+    parameter."""
+    args = ["'recs_junk'"] + [f"'{BEYOND_TABLES[i]}_junk'" for i in m.inputs[1:]]
+    if m.has_cutoff:
+        args.append("k := 4")
+    args.append("\"by\" := ['day', 'model'], \"user\" := ['user_id', 'day']")
+    keywords = {i: BEYOND_TABLES[i] for i in m.inputs[1:]}
+    if "truth" in m.inputs:
+        args.append(f"relevance := 'event_type', grades := {GRADES_SQL}")
+        keywords.update(action="event_type", relevance=GRADES)
+    got = _macro_rows(warehouse, f"SELECT * FROM {m.name}({', '.join(args)})")
+    label = _label(m, 4)
+    expected = sqlmetrics.evaluate(
+        warehouse, "recommendations", [label], by=["day", "model"], user=["user_id", "day"],
+        truth_duplicates="max", per_user=m.per_user, **keywords,
+    ).to_pylist()  # fmt: skip
+    key = ["day", "model", "user_id"] if m.per_user else ["day", "model"]
+    expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
+    _same(got, expected, key)
+    assert any(r[m.metric.name] not in (None, 0) for r in got), "a test of nothing but NULLs and zeros"
+    assert list(got[0]) == (["model", "user_id", "day", m.metric.name] if m.per_user
+                            else ["day", "model", "users", m.metric.name])  # fmt: skip
+
+
+def test_beyond_macro_cutoff_is_read(warehouse):
+    """k changes the number (the parameter is what the statement reads), and a bad k fails."""
+    call = (
+        "SELECT novelty FROM sqlmetrics_novelty('recommendations', 'history', k := {}, "
+        "\"by\" := ['day', 'model'], \"user\" := ['user_id', 'day'])"
+    )
+    assert _macro_rows(warehouse, call.format(2)) != _macro_rows(warehouse, call.format(8))
+    with pytest.raises(duckdb.Error, match="sqlmetrics_novelty: k must be an integer"):
+        warehouse.sql(call.format(0)).fetchall()
 
 
 @pytest.mark.parametrize(
@@ -281,8 +346,19 @@ def test_no_macro_body_reads_a_parameter_by_accident():
 
     for m in macros():
         body = m.sql().split(" AS TABLE\n", 1)[1]
-        for meant in (module._recs_input(m.per_user, m.checks()), module._truth_input(), module._GRADE,
-                      module._names_query(m.per_user, m.metric.name)):  # fmt: skip
+        inputs = {
+            "truth": [module._truth_input(), module._GRADE],
+            "history": [module._history_input()],
+            "catalog": [module._catalog_input()],
+            "item_features": [module._features_input()],
+        }
+        meant_parts = [
+            module._recs_input(m.per_user, m.checks()),
+            module._names_query(m.per_user, m.metric.name),
+        ]
+        for role in m.inputs[1:]:
+            meant_parts += inputs[role]
+        for meant in meant_parts:
             assert meant in body
             body = body.replace(meant, "")
         body = re.sub(r"'(?:[^']|'')*'", "''", body)  # (string literals)

@@ -37,6 +37,8 @@ MAX_MACRO_CUTOFF = 100_000
 # are no multiples of its scale, so the fast form gives NaN and evaluate() runs the wide one):
 # their macros are the wide form, as a macro cannot run a statement again
 WIDE_TEMPLATES = frozenset({"metrics/rank_biased.sql.j2"})
+# ... nor the cosine similarities of item_features= (diversity's and serendipity's terms)
+WIDE_INPUTS = frozenset({"item_features"})
 
 # Internal names: the input queries' columns (nothing of the caller's is named like them)
 # The segment: up to MAX_SEGMENT_COLUMNS plain columns (a STRUCT of them made the statement
@@ -53,6 +55,7 @@ _ITEM = "sqlmetrics_item"
 _SCORE = "sqlmetrics_score"
 _REL = "sqlmetrics_relevance"
 _NO_GRADE = "sqlmetrics_one"  # relevance := NULL: every truth row has grade 1
+_FEATURES = "sqlmetrics_features"  # item_features' vector column
 
 # The parameters, as the caller names them (the body refers to no column of these names:
 # tests/test_macros.py checks it)
@@ -67,6 +70,10 @@ _PARAMETERS = (
     "relevance",
     "grades",
     "beta",
+    "history",
+    "catalog",
+    "item_features",
+    "features",
 )
 
 
@@ -84,6 +91,18 @@ class _Parameter:
         return _Parameter(f"({self.sql} + {other})")
 
     __radd__ = __add__
+
+    # k >= 1 (the checks): larger than the 0 of the templates' `x or 0` (similarity.sql.j2
+    # takes the larger of two cutoffs, one of them absent in a macro of one metric)
+    def __gt__(self, other: Any) -> bool:
+        if other != 0:
+            return NotImplemented
+        return True
+
+    def __lt__(self, other: Any) -> bool:
+        if other != 0:
+            return NotImplemented
+        return False
 
 
 def _by(i: int, per_user: bool) -> str:
@@ -110,7 +129,7 @@ def _with_stand_ins(role: str = "recs", checks: str = "TRUE") -> str:
     stand_ins = [f"0 AS {n}" for n in _UNIT_STAND_INS]
     if role == "recs":
         stand_ins += [f"NULL AS {n}" for n in _STAND_INS]
-    else:
+    elif role == "truth":
         stand_ins.append(f"1 AS {_NO_GRADE}")
     return f"(SELECT *, {', '.join(stand_ins)} FROM query_table({role}) WHERE {checks}) AS {role}_columns"
 
@@ -153,6 +172,25 @@ def _truth_input() -> str:
     )
 
 
+def _history_input() -> str:
+    """history as the unit (every `user` column: it is joined on all of them) and the item."""
+    item = f"COLUMNS(lambda c: c = item) AS {_ITEM}"
+    return f"(SELECT {_unit_columns()}{item} FROM {_with_stand_ins('history')})"
+
+
+def _catalog_input() -> str:
+    """catalog as its item column."""
+    return f"(SELECT COLUMNS(lambda c: c = item) AS {_ITEM} FROM query_table(catalog))"
+
+
+def _features_input() -> str:
+    """item_features as the item and its vector (the `features` column)."""
+    return (
+        f"(SELECT COLUMNS(lambda c: c = item) AS {_ITEM}, COLUMNS(lambda c: c = features) AS {_FEATURES} "
+        "FROM query_table(item_features))"
+    )
+
+
 # The grade of a truth row: the relevance column's number, or (grades given) the grade its
 # value has in the map, 0 for a value the map does not list (evaluate()'s action=/relevance=)
 _GRADE = (
@@ -185,18 +223,45 @@ def _cutoff_check(name: str) -> str:
     )
 
 
+# The inputs (table parameters) a beyond-accuracy macro takes besides recs, by what its metric
+# needs (registry.py); variant "history": the history in place of catalog= (its items) and of
+# item_features= (similarity from co-occurrence), as evaluate() without them
+def _beyond_inputs(metric: MetricDefinition, variant: str) -> tuple[str, ...]:
+    needs = metric.needs
+    out = ["recs"]
+    if "relevance" in needs:
+        out.append("truth")
+    if "history" in needs or variant == "history":
+        out.append("history")
+    if "catalog" in needs and not variant:
+        out.append("catalog")
+    if "similarity" in needs and not variant:
+        out.append("item_features")
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Macro:
-    """One table macro: a metric, whole-list or with the cutoff k, means or per unit."""
+    """One table macro: a metric, whole-list or with the cutoff k, means or per unit; a
+    beyond-accuracy metric in one of its variants (inputs)."""
 
     metric: MetricDefinition
     whole: bool  # over the whole list (a metric that takes @k, named without it)
     per_user: bool
+    variant: str = ""  # "history": the history table in place of catalog or item_features
 
     @property
     def name(self) -> str:
         name = "sqlmetrics_" + self.metric.name.replace(".", "_")
+        name += f"_{self.variant}" if self.variant else ""
         return name + ("_whole" if self.whole else "") + ("_per_user" if self.per_user else "")
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The table parameters, in their order."""
+        if not self.metric.beyond:
+            return ("recs", "truth")
+        return _beyond_inputs(self.metric, self.variant)
 
     @property
     def has_cutoff(self) -> bool:
@@ -208,7 +273,7 @@ class Macro:
         return f"{_cutoff_check(self.name)} AND {checks}" if self.has_cutoff else checks
 
     def parameters(self) -> str:
-        params = ["recs", "truth"]
+        params = list(self.inputs)
         if self.has_cutoff:
             params.append("k := 10")
         if self.metric.parameter == "beta":
@@ -218,10 +283,34 @@ class Macro:
             "\"user\" := ['user_id']",
             "item := 'item_id'",
             "score := 'score'",
-            "relevance := 'relevance'",
-            "grades := NULL",
         ]
+        if "truth" in self.inputs:
+            params += ["relevance := 'relevance'", "grades := NULL"]
+        if "item_features" in self.inputs:
+            params.append("features := 'features'")
         return ", ".join(params)
+
+    def _sources(self) -> dict[str, Source | None]:
+        """The inputs as the Sources build_context reads: the input queries, with their fixed
+        internal columns."""
+        unit_types = dict.fromkeys(_UNITS, "ANY")
+        sources: dict[str, Source | None] = {
+            "recs": Source(
+                _recs_input(self.per_user, self.checks()),
+                "the recs table",
+                {**dict.fromkeys(_GROUPS, "ANY"), **unit_types, _ITEM: "VARCHAR", _SCORE: "DOUBLE"},
+            )
+        }
+        inputs = {
+            "truth": (_truth_input, {**unit_types, _ITEM: "VARCHAR", _REL: "DOUBLE"}),
+            "history": (_history_input, {**unit_types, _ITEM: "VARCHAR"}),
+            "catalog": (_catalog_input, {_ITEM: "VARCHAR"}),
+            "item_features": (_features_input, {_ITEM: "VARCHAR", _FEATURES: "DOUBLE[]"}),
+        }
+        for role, (query, types) in inputs.items():
+            present = role in self.inputs
+            sources[role] = Source(query(), f"the {role} table", types) if present else None
+        return sources
 
     def sql(self) -> str:
         """The CREATE MACRO statement."""
@@ -230,37 +319,52 @@ class Macro:
         requested = parse_metric(label)
         if metric.parameter == "beta":
             requested = parse_metric("set_F")
-        recs = Source(
-            _recs_input(self.per_user, self.checks()),
-            "the recs table",
-            {**dict.fromkeys(_GROUPS + _UNITS, "ANY"), _ITEM: "VARCHAR", _SCORE: "DOUBLE"},
+        sources = self._sources()
+        truth = sources["truth"]
+        names = ColumnNames(
+            user=_UNITS, item=_ITEM, score=_SCORE, relevance=_REL if truth else None, features=_FEATURES
         )
-        truth = Source(
-            _truth_input(), "the truth table",
-            {**dict.fromkeys(_UNITS, "ANY"), _ITEM: "VARCHAR", _REL: "DOUBLE"},
-        )
-        names = ColumnNames(user=_UNITS, item=_ITEM, score=_SCORE, relevance=_REL)
         context = build_context(
-            recs,
+            sources["recs"],
             truth,
             [requested],
             names,
             Conventions(truth_duplicates="max"),
             _GROUPS,
             self.per_user,
+            history=sources["history"],
+            catalog=sources["catalog"],
+            item_features=sources["item_features"],
         )
-        (entry,) = context["metrics"]
-        entry["column"] = f'"{metric.name}"'
-        if self.has_cutoff:
-            context["list_length"] = entry["k"] = _Parameter("k")
-        if metric.parameter == "beta":
-            entry["param"] = _Parameter("beta")
+        column = f'"{metric.name}"'
+        cutoff = _Parameter("k")
+        if metric.beyond:
+            beyond = context["beyond"]
+            (entry,) = beyond["metrics"]
+            entry["column"] = column
+            beyond["columns"] = [column]
+            if self.has_cutoff:
+                entry["k"] = cutoff
+                if metric.uses_lists:
+                    context["list_length"] = cutoff
+                for key in ("list_length", "catalog_k", "diversity_k", "serendipity_k"):
+                    if beyond[key] is not None:
+                        beyond[key] = cutoff
+            _name_inputs(beyond)
+        else:
+            (entry,) = context["metrics"]
+            entry["column"] = column
+            if self.has_cutoff:
+                context["list_length"] = entry["k"] = cutoff
+            if metric.parameter == "beta":
+                entry["param"] = _Parameter("beta")
         # the names the input checks' messages give
-        unit_names = ["user", "second key"]
-        context["recs"]["names"] = {"unit": unit_names, "item": "item", "key": "score"}
-        context["truth"]["names"] = {"unit": unit_names, "item": "item"}
-        context["truth"]["relevance"]["column"] = _GRADE
-        context["exact_sums"] = "wide" if metric.template in WIDE_TEMPLATES else "fast"
+        context["recs"]["names"] = {"unit": _UNIT_NAMES, "item": "item", "key": "score"}
+        if truth is not None:
+            context["truth"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
+            context["truth"]["relevance"]["column"] = _GRADE
+        wide = metric.template in WIDE_TEMPLATES or WIDE_INPUTS & set(self.inputs)
+        context["exact_sums"] = "wide" if wide else "fast"
         body = render("evaluate.sql.j2", context).rstrip("\n")
         # the segment's columns (and per unit the unit's), then users and the mean or the value
         shown = (
@@ -278,12 +382,31 @@ class Macro:
         )
 
 
+# how the input checks' messages name the unit's key columns
+_UNIT_NAMES = ["user", "second key"]
+
+
+def _name_inputs(beyond: dict[str, Any]) -> None:
+    """The names the beyond-accuracy inputs' checks give in their messages."""
+    if beyond["history"] is not None:
+        beyond["history"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
+    if beyond["catalog"] is not None:
+        beyond["catalog"]["names"] = {"item": "item"}
+    if beyond["features"] is not None:
+        beyond["features"]["names"] = {"item": "item", "vector": "features"}
+
+
 def macros() -> list[Macro]:
     """Every macro, in the registry's order: each ranking metric (and its whole-list form),
-    means and per unit."""
+    means and per unit; each beyond-accuracy metric with its cutoff, in each variant of its
+    inputs, means and (where it has a value per unit) per unit."""
     out = []
     for metric in METRICS.values():
         if metric.beyond:
+            variants = ("", "history") if {"catalog", "similarity"} & set(metric.needs) else ("",)
+            for variant in variants:
+                for per_user in (False, True) if metric.per_user else (False,):
+                    out.append(Macro(metric, False, per_user, variant))
             continue
         for whole in (False, True) if metric.needs_cutoff else (False,):
             for per_user in (False, True):
