@@ -73,6 +73,10 @@ def inputs():
         "CREATE TABLE truth AS SELECT 1 AS user_id, 'a' AS item_id, 2 AS relevance, "
         "'vi''ew' AS event_type, DATE '2026-01-01' AS day"
     )
+    # the beyond-accuracy inputs (history without the day: joined on user_id alone)
+    con.execute("CREATE TABLE history AS SELECT 1 AS user_id, 'a' AS item_id")
+    con.execute("CREATE TABLE catalog AS SELECT 'a' AS item_id")
+    con.execute("CREATE TABLE vectors AS SELECT 'a' AS item_id, [1.0, 2.0]::DOUBLE[] AS features")
     yield con
     con.close()
 
@@ -97,6 +101,8 @@ def _through_generated(generated, con, metrics, dialect, **options) -> tuple[str
 RANKING = [m for m, d in METRICS.items() if not d.beyond]
 EVERY_LABEL = [m + ("@7" if METRICS[m].needs_cutoff else "") for m in RANKING]
 TIE_AVERAGED = [m for m in EVERY_LABEL if METRICS[m.split("@")[0]].tie_averaged]
+BEYOND = [m + ("@3" if METRICS[m].needs_cutoff else "") for m, d in METRICS.items() if d.beyond]
+BEYOND_PER_USER = [m for m in BEYOND if METRICS[m.split("@")[0]].per_user]
 CASES = [
     ({}, EVERY_LABEL),
     ({"ties": "average"}, TIE_AVERAGED),
@@ -109,6 +115,11 @@ CASES = [
     ({"threshold": 1.5, "profile": "ranx"}, ["ndcg@10", "map", "recall@3"]),
     ({"action": "event_type", "relevance": {"vi'ew": 1, "buy": 2.5}}, ["ndcg@10", "precision"]),
     ({"rank": "pos", "user": "user_id"}, ["ndcg@10", "mrr@3"]),
+    ({"history": "history", "catalog": "catalog", "item_features": "vectors"}, [*BEYOND, "ndcg@3"]),
+    ({"history": "history", "threshold": 2}, BEYOND),
+    ({"history": "history", "per_user": True, "missing": "zero"}, [*BEYOND_PER_USER, "map@4"]),
+    ({"history": "history", "truth": None, "relevance": "relevance"}, ["novelty@3", "serendipity@2", "fcp"]),
+    ({"history": "history", "truth": None}, ["novelty@3", "popularity@2", "personalization@4"]),
 ]
 
 
@@ -222,6 +233,24 @@ MODELS = {
 }  # fmt: skip
 
 
+MODELS.update({
+    "beyond_accuracy": dict(
+        recs="recommendations", truth="graded", history="history_views", catalog="catalog",
+        item_features="item_vectors",
+        metrics=["fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
+                 "popularity@10", "diversity@10", "serendipity@10", "personalization@10", "ndcg@10"],
+        by=["model"], user=["user_id", "day"], key=["model"],
+    ),
+    "beyond_per_user": dict(
+        recs="recommendations", truth="purchases", history="history_views",
+        metrics=["fcp", "novelty@5", "popularity@5", "diversity@5", "serendipity@5"], by="model",
+        user=["user_id", "day"], per_user=True, truth_duplicates="max", key=["model", "user_id", "day"],
+    ),
+})  # fmt: skip
+# the relations a model's call names beside recs
+INPUTS = ("truth", "history", "catalog", "item_features")
+
+
 def _duckdb_rows(con, sql: str, key: list[str]) -> dict:
     relation = con.sql(sql)
     rows = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
@@ -242,8 +271,9 @@ def _same_numbers(got: dict, expected: dict) -> None:
 def _expected(con, schema: str, spec: dict) -> dict:
     spec = dict(spec)
     key = spec.pop("key")
-    recs, truth, metrics = spec.pop("recs"), spec.pop("truth"), spec.pop("metrics")
-    result = sqlmetrics.evaluate(con, f"{schema}.{recs}", metrics, truth=f"{schema}.{truth}", **spec)
+    recs, metrics = spec.pop("recs"), spec.pop("metrics")
+    inputs = {name: f"{schema}.{spec.pop(name)}" for name in INPUTS if name in spec}
+    result = sqlmetrics.evaluate(con, f"{schema}.{recs}", metrics, **inputs, **spec)
     return {tuple(r[c] for c in key): r for r in result.to_pylist()}
 
 
@@ -286,21 +316,40 @@ def test_incremental_run_of_one_day_replaces_it(built):
     _run(dbt, copy, env, "run", "--select", "report_recommendations", "report_events")  # (the views back)
 
 
+# each analysis of the integration project (<name>_<dialect>.sql): the call of sqlmetrics.sql()
+# it makes, its relations named without the catalog and schema
+ANALYSES = {
+    "text": dict(
+        recs="recommendations", truth="events",
+        metrics=["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50", "rbp", "err@10",
+                 "infAP", "bpref", "set_F", "judged@5"],
+        by=["day", "model"], user=["user_id", "day"], action="event_type", relevance=GRADES,
+    ),
+    # the beyond-accuracy metrics with every input (history without the unit's day)
+    "beyond_text": dict(
+        recs="recommendations", truth="events", history="history_views", catalog="catalog",
+        item_features="item_vectors",
+        metrics=["fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
+                 "popularity@10", "diversity@10", "serendipity@10", "personalization@10", "ndcg@10"],
+        by=["model"], user=["user_id", "day"], action="event_type", relevance=GRADES,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("analysis", list(ANALYSES))
 @pytest.mark.parametrize("dialect", ["spark", "bigquery", "snowflake", "duckdb", "postgres"])
-def test_compiled_text_for_every_dialect(built, dialect):
+def test_compiled_text_for_every_dialect(built, dialect, analysis):
     """dialect= writes another engine's statement on any adapter: the text of
     sqlmetrics.sql(..., dialect=) for the same call."""
     dbt, copy, env, database = built
-    compiled = COMPILED(copy) / "analyses" / f"text_{dialect}.sql"
-    catalog = database.stem
+    compiled = COMPILED(copy) / "analyses" / f"{analysis}_{dialect}.sql"
+    spec = dict(ANALYSES[analysis])
+    schema = f"{database.stem}.main"
+    relations = {name: f"{schema}.{spec.pop(name)}" for name in INPUTS if name in spec}
     with duckdb.connect(str(database), read_only=True) as con:
         text = sqlmetrics.sql(
-            con, f"{catalog}.main.recommendations",
-            ["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50", "rbp", "err@10", "infAP",
-             "bpref", "set_F", "judged@5"],
-            truth=f"{catalog}.main.events", by=["day", "model"], user=["user_id", "day"], action="event_type",
-            relevance=GRADES, dialect=dialect,
-        )  # fmt: skip
+            con, f"{schema}.{spec.pop('recs')}", spec.pop("metrics"), **relations, **spec, dialect=dialect
+        )
     assert compiled.read_text() == text
 
 
@@ -310,7 +359,13 @@ BAD = [
     ("['ndcg@10']", {"item": "product_id"}, "has no item column product_id"),
     ("['ndcg@10']", {"by": "country"}, "has no by column country"),
     ("['ndcg@10']", {"ties": "random"}, "ties=random is not one of"),
-]
+    ("['novelty@10']", {}, "novelty@10 needs the users' history"),
+    ("['diversity@10']", {}, "(or item_features=<a relation of item, vector>)"),
+    ("['catalog_coverage@10']", {"history": "ref('history_views')", "per_user": True},
+     "per_user=True: catalog_coverage@10 has no per-user value"),
+    ("['diversity@10']", {"item_features": "ref('recommendations')"},
+     "has no features column features"),
+]  # fmt: skip
 
 
 def test_bad_calls_fail_to_compile(built):
@@ -320,7 +375,8 @@ def test_bad_calls_fail_to_compile(built):
     bad_dir.mkdir(exist_ok=True)
     try:
         for i, (metrics, options, message) in enumerate(BAD):
-            given = {k: repr(v) for k, v in options.items()}
+            # (a relation, ref(...), as written; other values as literals)
+            given = {k: v if str(v).startswith("ref(") else repr(v) for k, v in options.items()}
             options = {"truth": "ref('purchases')", "user": "['user_id', 'day']", **given}
             mapping = ", ".join(f"'{k}': {v}" for k, v in options.items())
             (bad_dir / f"bad_{i}.sql").write_text(

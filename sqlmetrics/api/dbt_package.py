@@ -35,15 +35,16 @@ from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
 from ..names.metric_names import _NAME, MAX_CUTOFF
 from ..names.profiles import PROFILES
 from ..names.registry import METRICS
-from ..statement import dialects
+from ..statement import dialects, plan
 from ..statement.dialects import _CONTROL_ESCAPES, _SIMPLE, DIALECTS
 from ..statement.plan import _NEGATABLE, WHOLE_LIST_FROM
 from ..statement.templates import template_dir
 
 ROOT_TEMPLATE = "evaluate.sql.j2"
-# The files the statement of the ranking metrics renders (the beyond-accuracy metrics,
-# partitions=N and convention groups are not in the dbt package)
-UNSUPPORTED_INCLUDES = ("beyond/",)
+# The directories of the files that an import expression may name (a dialect, a metric's
+# template, a beyond-accuracy family); partitions=N and convention groups are not in the dbt
+# package (nothing it renders imports them)
+IMPORTED_DIRECTORIES = ("dialects", "metrics", "beyond")
 
 RENDER_FILE = "dbt/macros/generated/render_statement.sql"
 DATA_FILE = "dbt/macros/generated/registry.sql"
@@ -105,15 +106,26 @@ def _expand_includes(name: str) -> list[tuple[str, str]]:
     for piece in _blocks(_tokens(name)):
         words = _significant(piece)
         if piece[0][0] == "block_begin" and words[:1] == ["include"]:
+            # (between empty outputs: the file's own whitespace control, as `{#-` on its first
+            # line, strips nothing of the includer's text, as an include renders alone)
             target = json.loads(words[1].replace("'", '"'))
-            if target.startswith(UNSUPPORTED_INCLUDES):
-                message = "sqlmetrics: the dbt package has no beyond-accuracy metrics yet"
-                out += [("data", "{{ exceptions.raise_compiler_error(" + repr(message) + ") }}")]
-                continue
-            out += _expand_includes(target)
+            out += [("data", _NOTHING), *_expand_includes(target), ("data", _NOTHING)]
         else:
             out += piece
     return out
+
+
+_NOTHING = "{{ '' }}"
+
+
+def _includes(name: str) -> list[str]:
+    """The files a template includes."""
+    found = []
+    for piece in _blocks(_tokens(name)):
+        words = _significant(piece)
+        if piece[0][0] == "block_begin" and words[:1] == ["include"]:
+            found.append(json.loads(words[1].replace("'", '"')))
+    return found
 
 
 def _imports(tokens: list[tuple[str, str]]) -> list[str]:
@@ -130,11 +142,11 @@ def _imports(tokens: list[tuple[str, str]]) -> list[str]:
 def _files() -> list[str]:
     """Every file the root template may import, in an order where each comes after those it
     imports (its module-level code reads them), the root last."""
-    names = sorted(
-        str(p.relative_to(template_dir())).replace("\\", "/")
-        for p in template_dir().rglob("*.sql.j2")
-        if str(p.relative_to(template_dir())).split("/")[0] in ("dialects", "metrics")
-    )
+    root = template_dir()
+    every = sorted(str(p.relative_to(root)).replace("\\", "/") for p in root.rglob("*.sql.j2"))
+    # (a file that is included, as beyond/inputs.sql.j2, is text in place, never a module)
+    included = {target for name in every for target in _includes(name)}
+    names = [n for n in every if n.split("/")[0] in IMPORTED_DIRECTORIES and n not in included]
     order: list[str] = []
 
     def visit(name: str) -> None:
@@ -152,11 +164,13 @@ def _files() -> list[str]:
 
 
 def _targets(expression: str, candidates: list[str]) -> list[str]:
-    """The files an import expression can name: a literal, or one of the dialects or metrics."""
+    """The files an import expression can name: a literal, or one of the dialects, the beyond
+    families or the metrics."""
     if expression.startswith("'") and expression.endswith("'") and "~" not in expression:
         return [expression[1:-1]]
-    if "dialects/" in expression:
-        return [n for n in candidates if n.startswith("dialects/")]
+    for directory in ("dialects/", "beyond/"):
+        if directory in expression:
+            return [n for n in candidates if n.startswith(directory)]
     return [n for n in candidates if n.startswith("metrics/")]  # (m.template)
 
 
@@ -265,9 +279,11 @@ def _split(tokens: list[tuple[str, str]]) -> tuple[str, str]:
             elif words[:1] in (["endmacro"], ["endcall"]):
                 depth -= 1
             macros.append(_text(piece))
-        elif words[:1] == ["set"] and "=" not in words:  # {% set x %}...{% endset %}
+        elif words[:1] in (["for"], ["set"]) and "=" not in words:
+            # {% set x %}...{% endset %}, {% for %}...{% endfor %} (a module-level loop: its sets)
+            end = "endset" if words[0] == "set" else "endfor"
             j = i
-            while not (pieces[j][0][0] == "block_begin" and _significant(pieces[j])[:1] == ["endset"]):
+            while not (pieces[j][0][0] == "block_begin" and _significant(pieces[j])[:1] == [end]):
                 module.append(_text(pieces[j]))
                 j += 1
             module.append(_text(pieces[j]))
@@ -387,6 +403,9 @@ def data_macro() -> str:
             "whole_list_reads": list(m.whole_list_reads),
             "short_list_reads": list(m.short_list_reads),
             "beyond": m.beyond,
+            "needs": list(m.needs),
+            "uses_lists": m.uses_lists,
+            "per_user": m.per_user,
         }
         for name, m in METRICS.items()
     }
@@ -415,6 +434,7 @@ def data_macro() -> str:
             "integer": columns._INTEGER.pattern,
             "float": columns._FLOAT.pattern,
             "decimal": columns._DECIMAL.pattern,
+            "vector": plan._VECTOR.pattern,
             "type_decimal": dialects._DECIMAL.pattern,
             "sized_text": dialects._SIZED_TEXT.pattern,
         },
