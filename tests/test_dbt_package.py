@@ -146,6 +146,19 @@ def test_dbt_macro_takes_the_keywords_of_evaluate():
     assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect", "exact_sums"])
 
 
+def test_dbt_compare_takes_the_keywords_of_compare():
+    """sqlmetrics.compare() in dbt takes the keywords of the Python one (its own and
+    evaluate()'s inputs), with dialect= and exact_sums= as evaluate() in dbt does."""
+    import re
+
+    text = (ROOT / "dbt" / "macros" / "compare.sql").read_text(encoding="utf-8")
+    signature = re.search(r"\{% macro compare\((.*?)\) -%\}", text, re.S).group(1)
+    names = [part.split("=")[0].strip() for part in signature.split(",")]
+    python = [n for n in inspect.signature(sqlmetrics.compare).parameters if n != "con"]
+    assert names[:2] == ["recs", "metrics"]
+    assert sorted(names) == sorted([*python, "dialect", "exact_sums"])
+
+
 def test_context_prefix_reads_the_context_back(generated):
     """dbt renders context_prefix(tojson(context)) ~ the template: the context comes back as
     it went in, quotes and backslashes and all."""
@@ -250,11 +263,50 @@ MODELS.update({
 # the relations a model's call names beside recs
 INPUTS = ("truth", "history", "catalog", "item_features")
 
+# each compare() model: compare()'s call on the same seeds
+COMPARE_MODELS = {
+    "compare_ab": dict(
+        recs="recommendations", truth="graded", metrics=["ndcg@10", "map@10", "recall@20", "mrr@10"],
+        by="model", baseline="A", user=["user_id", "day"], key=["model", "metric"],
+    ),
+    "compare_within": dict(
+        recs="recommendations", truth="events", metrics=["ndcg@10", "precision@5"], by="model",
+        baseline="A", within="day", user=["user_id", "day"], action="event_type", relevance=GRADES,
+        truth_duplicates="max", key=["day", "model", "metric"],
+    ),
+}  # fmt: skip
+# the columns of compare() that the dbt macro computes in SQL
+COMPARED = ("metric", "design", "users", "baseline_users", "baseline_mean", "mean", "delta",
+            "relative_delta", "effect_size", "wins", "ties", "losses", "unpaired_system",
+            "unpaired_baseline")  # fmt: skip
+
+
+def _same_comparisons(con, schema: str, rows_of) -> None:
+    """Each compare() model against compare() on the same relations (design='paired', as the
+    dbt macro's only design): the columns SQL computes (1e-9), and the p-value of its
+    t_statistic with users - 1 degrees of freedom (scipy) is compare()'s p_value."""
+    from scipy import stats
+
+    for model, spec in COMPARE_MODELS.items():
+        spec = dict(spec)
+        key = spec.pop("key")
+        recs, truth = f"{schema}.{spec.pop('recs')}", f"{schema}.{spec.pop('truth')}"
+        result = sqlmetrics.compare(con, recs, spec.pop("metrics"), truth=truth, design="paired", **spec)
+        expected = {tuple(r[c] for c in key): r for r in result.to_pylist()}
+        got = {tuple(r[c] for c in key): r for r in rows_of(model)}
+        _same_numbers(got, {k: {c: r[c] for c in COMPARED} for k, r in expected.items()})
+        for k, r in expected.items():
+            p = 2 * stats.t.sf(abs(got[k]["t_statistic"]), r["users"] - 1)
+            assert math.isclose(p, r["p_value"], rel_tol=1e-9, abs_tol=1e-12), (k, p, r["p_value"])
+
+
+def _duckdb_list(con, sql: str) -> list[dict]:
+    relation = con.sql(sql)
+    return [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+
 
 def _duckdb_rows(con, sql: str, key: list[str]) -> dict:
-    relation = con.sql(sql)
-    rows = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
-    return {tuple(r[c] for c in key): r for r in rows}
+    return {tuple(r[c] for c in key): r for r in _duckdb_list(con, sql)}
 
 
 def _same_numbers(got: dict, expected: dict) -> None:
@@ -284,6 +336,7 @@ def test_dbt_build_on_duckdb_equals_evaluate(built):
         for model, spec in MODELS.items():
             got = _duckdb_rows(con, f"SELECT * FROM main.{model}", spec["key"])
             _same_numbers(got, _expected(con, "main", spec))
+        _same_comparisons(con, "main", lambda m: _duckdb_list(con, f"SELECT * FROM main.{m}"))
         # the model's statement is sqlmetrics.sql()'s for the same call
         compiled = (COMPILED(copy) / "models" / "daily_ab.sql").read_text()
         inner = compiled[compiled.index("(\n") + 2 : compiled.rindex(") AS sqlmetrics_evaluate")]
@@ -366,6 +419,30 @@ BAD = [
     ("['diversity@10']", {"item_features": "ref('recommendations')"},
      "has no features column features"),
 ]  # fmt: skip
+BAD_COMPARE = [
+    ({"test": "wilcoxon"}, "compare(test=wilcoxon): its p-value is computed in Python"),
+    ({"design": "auto"}, "compare(design=auto): the dbt package has the paired design only"),
+    ({"baseline": 1}, "baseline=1: give a string, a number, a boolean or none for the by column model"),
+]
+
+
+def _bad_calls() -> list[tuple[str, str]]:
+    """(a model's text, the message its compile error must give) for BAD and BAD_COMPARE."""
+    calls = []
+    for metrics, options, message in BAD:
+        # (a relation, ref(...), as written; other values as literals)
+        given = {k: v if str(v).startswith("ref(") else repr(v) for k, v in options.items()}
+        options = {"truth": "ref('purchases')", "user": "['user_id', 'day']", **given}
+        mapping = ", ".join(f"'{k}': {v}" for k, v in options.items())
+        call = f"sqlmetrics.sql(ref('recommendations'), {metrics}, {{{mapping}}})"
+        calls.append((f"{{{{ {call} }}}}\n", message))
+    for options, message in BAD_COMPARE:
+        options = {"by": "model", "baseline": "A", **options}
+        comparison = ", ".join(f"'{k}': {v!r}" for k, v in options.items())
+        inputs = "{'truth': ref('purchases'), 'user': ['user_id', 'day']}"
+        call = f"sqlmetrics.compare_sql(ref('recommendations'), ['ndcg@10'], {{{comparison}}}, {inputs})"
+        calls.append((f"{{{{ {call} }}}}\n", message))
+    return calls
 
 
 def test_bad_calls_fail_to_compile(built):
@@ -374,14 +451,8 @@ def test_bad_calls_fail_to_compile(built):
     bad_dir = copy / "analyses" / "bad"
     bad_dir.mkdir(exist_ok=True)
     try:
-        for i, (metrics, options, message) in enumerate(BAD):
-            # (a relation, ref(...), as written; other values as literals)
-            given = {k: v if str(v).startswith("ref(") else repr(v) for k, v in options.items()}
-            options = {"truth": "ref('purchases')", "user": "['user_id', 'day']", **given}
-            mapping = ", ".join(f"'{k}': {v}" for k, v in options.items())
-            (bad_dir / f"bad_{i}.sql").write_text(
-                f"{{{{ sqlmetrics.sql(ref('recommendations'), {metrics}, {{{mapping}}}) }}}}\n"
-            )
+        for i, (text, message) in enumerate(_bad_calls()):
+            (bad_dir / f"bad_{i}.sql").write_text(text)
             done = _run(dbt, copy, env, "compile", "--select", f"bad_{i}", check=False)
             assert done.returncode != 0
             assert message in done.stdout, done.stdout[-3000:]
@@ -409,6 +480,13 @@ def test_dbt_build_on_postgres_equals_evaluate(project, pg_uri):
                 got = cur.fetch_arrow_table().to_pylist()
             got = {tuple(r[c] for c in spec["key"]): r for r in got}
             _same_numbers(got, _expected(con, "dbt_sqlmetrics", spec))
+
+        def rows_of(model: str) -> list[dict]:
+            with con.cursor() as cur:
+                cur.execute(f"SELECT * FROM dbt_sqlmetrics.{model}")
+                return cur.fetch_arrow_table().to_pylist()
+
+        _same_comparisons(con, "dbt_sqlmetrics", rows_of)
     finally:
         con.close()
 

@@ -62,6 +62,13 @@
 
 {% macro _statement(recs, metrics, options, engine_dialect) -%}
 {%- if not execute -%}{{ return('SELECT 1 AS sqlmetrics_parsing') }}{%- endif -%}
+{%- set prepared = sqlmetrics._prepare(recs, metrics, options, engine_dialect) -%}
+{#- dbt reads no template files: the templates are one template, rendered by dbt's render() -#}
+{{ return(sqlmetrics._render(prepared.context, sqlmetrics.statement_template())) }}
+{%- endmacro %}
+
+{#- The context of the templates (and what it was built from), as prepare() gives it -#}
+{% macro _prepare(recs, metrics, options, engine_dialect) -%}
 {%- set known = ['truth', 'by', 'per_user', 'user', 'item', 'score', 'rank', 'relevance', 'action',
     'ties', 'threshold', 'gain', 'empty', 'missing', 'ap_denominator', 'duplicates', 'truth_duplicates',
     'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'dialect',
@@ -88,9 +95,13 @@
 {%- if o.exact_sums not in ('fast', 'wide') -%}{{ sqlmetrics._fail("exact_sums= is 'fast' or 'wide'") }}{%- endif -%}
 {%- set context = sqlmetrics._context(recs_source, truth_source, requested, o, conventions, dialect, reg, extra) -%}
 {%- do context.update({'exact_sums': o.exact_sums}) -%}
-{#- dbt reads no template files: the templates are one template, rendered by dbt's render() -#}
-{%- set text = render(sqlmetrics.context_prefix(tojson(context)) ~ sqlmetrics.statement_template()) -%}
-{#- templates.render()'s tidying: no blank line -#}
+{{ return({'context': context, 'requested': requested, 'recs': recs_source, 'options': o, 'dialect': dialect, 'reg': reg}) }}
+{%- endmacro %}
+
+{#- A generated template (statement_template(), compare_template()) rendered with `context`,
+    tidied as templates.render() tidies: no blank line -#}
+{% macro _render(context, template) -%}
+{%- set text = render(sqlmetrics.context_prefix(tojson(context)) ~ template) -%}
 {%- set lines = [] -%}
 {%- for line in (text | string).split('\n') if line.strip(' \t') -%}{%- do lines.append(line) -%}{%- endfor -%}
 {{ return(lines | join('\n') ~ '\n') }}

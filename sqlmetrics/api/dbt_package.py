@@ -54,6 +54,16 @@ _HEADER = """\
     (sqlmetrics/api/dbt_package.py): do not edit. -#}
 """
 
+# compare()'s columns that SQL computes (the dbt package's compare()), and its context's keys
+# (compare.py's compare_context, with exact_sums, per_user_sql: the statement of the units'
+# values, and each metric's label)
+COMPARE_TEMPLATE = "compare/sql_columns.sql.j2"
+COMPARE_KEYS = (
+    "dialect", "within", "systems", "units", "metrics", "test", "unpaired_test", "design_gate",
+    "covariate", "replicates", "seed", "digit_places", "poisson_thresholds", "bootstrap_buckets",
+    "quantiles", "small_sample", "exact_sums", "per_user_sql",
+)  # fmt: skip
+
 # The context's keys (plan.build_context's, with exact_sums), set as variables of the macro
 CONTEXT_KEYS = (
     "dialect", "fail_function", "recs", "truth", "groups", "unit", "order_by", "ties",
@@ -139,9 +149,10 @@ def _imports(tokens: list[tuple[str, str]]) -> list[str]:
     return found
 
 
-def _files() -> list[str]:
+def _files(root_template: str = ROOT_TEMPLATE) -> list[str]:
     """Every file the root template may import, in an order where each comes after those it
-    imports (its module-level code reads them), the root last."""
+    imports (its module-level code reads them), the root last. (evaluate.sql.j2: every
+    dialect, metric and beyond family first; another root: what it imports.)"""
     root = template_dir()
     every = sorted(str(p.relative_to(root)).replace("\\", "/") for p in root.rglob("*.sql.j2"))
     # (a file that is included, as beyond/inputs.sql.j2, is text in place, never a module)
@@ -157,9 +168,10 @@ def _files() -> list[str]:
                 visit(target)
         order.append(name)
 
-    for name in names:
-        visit(name)
-    visit(ROOT_TEMPLATE)
+    if root_template == ROOT_TEMPLATE:
+        for name in names:
+            visit(name)
+    visit(root_template)
     return order
 
 
@@ -353,18 +365,20 @@ _SUM_TERMS = """\
 """
 
 
-def render_macro() -> str:
-    """The dbt macro `render_statement(ctx)`: evaluate.sql.j2 and everything it renders."""
-    files = _files()
-    parts = [_HEADER, "{% macro render_statement(ctx) -%}"]
-    parts += [f"{{%- set {key} = ctx[{key!r}] -%}}" for key in CONTEXT_KEYS]
+def render_macro(root_template: str = ROOT_TEMPLATE, macro: str = "render_statement",
+                 keys: tuple[str, ...] = CONTEXT_KEYS) -> str:
+    """The dbt macro `render_statement(ctx)`: evaluate.sql.j2 and everything it renders (or
+    another root template, as `macro`, with the context `keys`)."""
+    files = _files(root_template)
+    parts = [_HEADER, f"{{% macro {macro}(ctx) -%}}"]
+    parts += [f"{{%- set {key} = ctx[{key!r}] -%}}" for key in keys]
     prelude = _literal_macro() + "\n" + _SUM_TERMS
     prelude_tokens = [(k, v) for _, k, v in _env().lexer.tokeniter(prelude, "prelude")]
     parts.append("".join(v for _, v in _with_aliases(prelude_tokens)))
     modules = []
     for n, name in enumerate(files):
         tokens = _with_aliases(_expand_includes(name))
-        if name == ROOT_TEMPLATE:
+        if name == root_template:
             root = _convert_imports(tokens)
             continue
         macros, variables, aliases = _top_level(tokens)
@@ -379,7 +393,7 @@ def render_macro() -> str:
     for name, module_text, members in modules:
         parts.append(module_text)
         parts.append(f"{{%- if _m.update({{{name!r}: namespace({{{members}}})}}) -%}}{{%- endif -%}}")
-    parts.append(f"{{#- {ROOT_TEMPLATE} -#}}")
+    parts.append(f"{{#- {root_template} -#}}")
     parts.append("".join(v for _, v in root))
     parts.append("{%- endmacro %}\n")
     return "\n".join(parts)
@@ -482,6 +496,14 @@ def template_macros() -> str:
         + "    call), as a string: see sqlmetrics/api/dbt_package.py. -#}\n"
         + "{% macro statement_template() -%}\n{{ return("
         + _jinja_string(render_macro() + _alias("render_statement") + "{{ render_statement(ctx) }}")
+        + ") }}\n{%- endmacro %}\n\n"
+        + "{#- compare()'s statement, with the columns SQL computes, as a string: the same way -#}\n"
+        + "{% macro compare_template() -%}\n{{ return("
+        + _jinja_string(
+            render_macro(COMPARE_TEMPLATE, "render_compare", COMPARE_KEYS)
+            + _alias("render_compare")
+            + "{{ render_compare(ctx) }}"
+        )
         + ") }}\n{%- endmacro %}\n\n"
         + "{#- The context (JSON) as the template's first statement -#}\n"
         + "{% macro context_prefix(ctx_json) -%}\n{{ return("
