@@ -19,6 +19,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics.api.macros import Macro, generated_files, macro_definitions, macros
+from sqlmetrics.names.profiles import PROFILES
 from sqlmetrics.names.registry import METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,6 +209,76 @@ def test_beyond_macro_cutoff_is_read(warehouse):
         warehouse.sql(call.format(0)).fetchall()
 
 
+# every non-default value of each convention that changes the SQL, and every profile
+CONVENTION_CASES = [
+    {"ties": "trec_eval"}, {"ties": "item_asc"}, {"ties": "average"}, {"ties": "evidently"},
+    {"threshold": 2}, {"threshold": 1.5}, {"threshold": "any"}, {"gain": "exponential"},
+    {"gain": "binary"}, {"empty": "skip"}, {"empty": "no_gain"}, {"missing": "zero"},
+    {"ap_denominator": "min_k"}, {"short_lists": "evidently"}, {"duplicates": "all"},
+    {"truth_duplicates": "sum"}, {"gain": "exponential", "threshold": 2, "empty": "no_gain"},
+    *[{"profile": name} for name in PROFILES],
+]  # fmt: skip
+# the macros each case checks (those its conventions define)
+CONVENTION_MACROS = {
+    "c_ndcg", "c_map", "c_precision", "c_recall", "c_mrr", "c_hit_rate", "c_ndcg_whole", "c_map_whole",
+    "c_r_precision", "c_bpref", "c_ndcg_per_user", "c_precision_per_user", "c_serendipity_history",
+}  # fmt: skip
+
+
+def _case_id(conventions: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in conventions.items())
+
+
+@pytest.mark.parametrize("conventions", CONVENTION_CASES, ids=_case_id)
+def test_conventions_as_macro_variants(warehouse, conventions):
+    """install_macros(con, prefix, profile=, ties=, ...): the macros under those conventions
+    equal evaluate() with the same keywords (1e-12), each metric alone (a profile's conventions
+    may differ per metric); a metric the conventions do not define has no macro."""
+    chosen = [m for m in macros("c_", **conventions) if m.name in CONVENTION_MACROS]
+    assert chosen
+    if conventions.get("ties") in ("average", "evidently"):
+        assert not any(m.metric.name == "map" for m in chosen)  # (no i-th hit: not defined)
+    warehouse.execute("".join(m.sql() for m in chosen))
+    keywords = {"truth_duplicates": "max", **conventions}
+    # missing='zero' (ranx, spark and recommenders' ndcg too): segments by model alone (their
+    # macros refuse a "by" column of the unit: below)
+    by = ["model"] if any(m.conventions.missing == "zero" for m in chosen) else ["day", "model"]
+    for m in chosen:
+        k = 4
+        args = ["'recs_junk'", "'events_junk'"] + (["'history_junk'"] if m.metric.beyond else [])
+        args += [f"k := {k}"] if m.has_cutoff else []
+        args.append(f"\"by\" := {by}, \"user\" := ['user_id', 'day'], relevance := 'event_type'")
+        got = _macro_rows(warehouse, f"SELECT * FROM {m.name}({', '.join(args)}, grades := {GRADES_SQL})")
+        label = _label(m, k)
+        inputs = {"history": "history"} if m.metric.beyond else {}
+        expected = sqlmetrics.evaluate(
+            warehouse, "recommendations", [label], truth="events", by=by,
+            user=["user_id", "day"], action="event_type", relevance=GRADES, per_user=m.per_user,
+            **inputs, **keywords,
+        ).to_pylist()  # fmt: skip
+        key = [*by, "user_id", "day"] if m.per_user else by
+        expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
+        _same([{c: v for c, v in r.items() if c in expected[0]} for r in got], expected, key)
+
+
+def test_convention_changes_the_numbers(warehouse):
+    """The conventions reach the statement: exponential gains change ndcg."""
+    call = (
+        "SELECT ndcg FROM {}('recommendations', 'graded', \"by\" := ['model'], "
+        "\"user\" := ['user_id', 'day'])"
+    )
+    warehouse.execute("".join(m.sql() for m in macros("x_", gain="exponential") if m.name == "x_ndcg"))
+    exponential = _macro_rows(warehouse, call.format("x_ndcg"))
+    assert exponential != _macro_rows(warehouse, call.format("sqlmetrics_ndcg"))
+    warehouse.execute("".join(m.sql() for m in macros("z_", missing="zero") if m.name == "z_ndcg"))
+    with pytest.raises(duckdb.Error, match="z_ndcg: with missing='zero' no \"by\" column may be one of"):
+        warehouse.sql(call.format("z_ndcg").replace("['model']", "['day', 'model']")).fetchall()
+    with pytest.raises(sqlmetrics.ConventionError, match="prefix='1x'"):
+        macros("1x")
+    with pytest.raises(sqlmetrics.ConventionError, match="gain='square' is not one of"):
+        macros("y_", gain="square")
+
+
 @pytest.mark.parametrize(
     "label", ["ndcg@3", "map@10", "recall@1", "precision@20", "mrr@4", "ndcg", "map", "r_precision", "bpref"]
 )
@@ -377,6 +448,15 @@ def test_cli_writes_the_same_file(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert out.read_text(encoding="utf-8") == macro_definitions()
+    # another set of conventions, named apart
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlmetrics", "macros", "--profile", "ranx", "--gain", "exponential",
+         "--prefix", "ranx_"],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == macro_definitions("ranx_", "ranx", gain="exponential")
+    assert "CREATE OR REPLACE MACRO ranx_ndcg(" in done.stdout
     bad = subprocess.run(
         [sys.executable, "-m", "sqlmetrics", "macros", "-o", str(tmp_path / "no" / "such" / "dir.sql")],
         capture_output=True, text=True, cwd=ROOT, check=False,

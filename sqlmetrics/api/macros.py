@@ -18,13 +18,16 @@ truth_duplicates='max' (an event log's repeated rows count once, at their highes
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConventionError
 from ..inputs.sources import Source
 from ..names.conventions import Conventions
 from ..names.metric_names import parse_metric
+from ..names.profiles import conventions_by_metric
 from ..names.registry import METRICS, MetricDefinition
 from ..statement.plan import ColumnNames, build_context
 from ..statement.templates import render
@@ -210,6 +213,18 @@ def _lists_check(name: str) -> str:
     )
 
 
+def _unit_segment_check(name: str) -> str:
+    """missing='zero' gives a truth unit absent from a segment's lists 0 in every segment, or,
+    for a `by` column that is one of the unit's (a day of a (user, day) unit), in the segments
+    of its own value: the plan pairs them by name, which a macro's fixed columns do not carry.
+    So the macros of missing='zero' refuse such a call rather than cross the days."""
+    return (
+        f"CASE WHEN len(list_intersect(CAST(\"by\" AS VARCHAR[]), CAST(\"user\" AS VARCHAR[]))) > 0 "
+        f"THEN error('sqlmetrics: {name}: with missing=''zero'' no \"by\" column may be one of "
+        "the \"user\" columns; use evaluate()') ELSE TRUE END"
+    )
+
+
 def _cutoff_check(name: str) -> str:
     """A k outside 1 .. MAX_MACRO_CUTOFF fails the call with a message that says so (DuckDB
     folds the check away for a valid constant k)."""
@@ -240,19 +255,29 @@ def _beyond_inputs(metric: MetricDefinition, variant: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# The macros' conventions: trec_eval's (evaluate()'s defaults), with an event log's repeated
+# (user, item) truth rows counted once, at their highest grade
+MACRO_CONVENTIONS = Conventions(truth_duplicates="max")
+PREFIX = "sqlmetrics_"
+_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 @dataclass(frozen=True)
 class Macro:
     """One table macro: a metric, whole-list or with the cutoff k, means or per unit; a
-    beyond-accuracy metric in one of its variants (inputs)."""
+    beyond-accuracy metric in one of its variants (inputs); under `conventions`, named with
+    `prefix`."""
 
     metric: MetricDefinition
     whole: bool  # over the whole list (a metric that takes @k, named without it)
     per_user: bool
     variant: str = ""  # "history": the history table in place of catalog or item_features
+    conventions: Conventions = MACRO_CONVENTIONS
+    prefix: str = PREFIX
 
     @property
     def name(self) -> str:
-        name = "sqlmetrics_" + self.metric.name.replace(".", "_")
+        name = self.prefix + self.metric.name.replace(".", "_")
         name += f"_{self.variant}" if self.variant else ""
         return name + ("_whole" if self.whole else "") + ("_per_user" if self.per_user else "")
 
@@ -270,6 +295,8 @@ class Macro:
     def checks(self) -> str:
         """What fails a bad call before any row is read on: k, and the lists' columns."""
         checks = _lists_check(self.name)
+        if self.conventions.missing == "zero" and not self.metric.beyond:
+            checks += f" AND {_unit_segment_check(self.name)}"
         return f"{_cutoff_check(self.name)} AND {checks}" if self.has_cutoff else checks
 
     def parameters(self) -> str:
@@ -329,7 +356,7 @@ class Macro:
             truth,
             [requested],
             names,
-            Conventions(truth_duplicates="max"),
+            self.conventions,
             _GROUPS,
             self.per_user,
             history=sources["history"],
@@ -396,21 +423,36 @@ def _name_inputs(beyond: dict[str, Any]) -> None:
         beyond["features"]["names"] = {"item": "item", "vector": "features"}
 
 
-def macros() -> list[Macro]:
+def macros(prefix: str = PREFIX, profile: str | None = None, **conventions: Any) -> list[Macro]:
     """Every macro, in the registry's order: each ranking metric (and its whole-list form),
     means and per unit; each beyond-accuracy metric with its cutoff, in each variant of its
-    inputs, means and (where it has a value per unit) per unit."""
+    inputs, means and (where it has a value per unit) per unit.
+
+    profile and conventions (evaluate()'s keywords: ties=, gain=, ...): the conventions of the
+    macros, resolved per metric as evaluate() resolves them (truth_duplicates 'max' unless
+    given); a metric that the conventions do not define (ties='average' for map) has no macro.
+    prefix: the macros' names start with it (several sets of conventions side by side).
+
+    >>> ranx = {m.name: m for m in macros("ranx_", profile="ranx")}
+    >>> ranx["ranx_ndcg_per_user"].conventions.missing
+    'zero'
+    """
+    if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+        raise ConventionError(f"prefix={prefix!r}: the macros' names start with it, so it must be a SQL name")
+    given = {name: value for name, value in conventions.items() if value is not None}
+    explicit = {"truth_duplicates": MACRO_CONVENTIONS.truth_duplicates, **given}
     out = []
     for metric in METRICS.values():
+        (chosen,) = conventions_by_metric(profile, explicit, [metric.name])
+        if chosen.ties in ("average", "evidently") and not metric.tie_averaged:
+            continue  # (plan.build_context refuses it: no position for the i-th hit)
         if metric.beyond:
             variants = ("", "history") if {"catalog", "similarity"} & set(metric.needs) else ("",)
-            for variant in variants:
-                for per_user in (False, True) if metric.per_user else (False,):
-                    out.append(Macro(metric, False, per_user, variant))
-            continue
-        for whole in (False, True) if metric.needs_cutoff else (False,):
-            for per_user in (False, True):
-                out.append(Macro(metric, whole, per_user))
+            per_unit = (False, True)[: 1 + metric.per_user]
+            forms = [(False, per_user, v) for v in variants for per_user in per_unit]
+        else:
+            forms = [(w, p, "") for w in (False, True)[: 1 + metric.needs_cutoff] for p in (False, True)]
+        out += [Macro(metric, whole, per_user, variant, chosen, prefix) for whole, per_user, variant in forms]
     return out
 
 
@@ -424,20 +466,29 @@ _HEADER = """\
 """
 
 
-def macro_definitions() -> str:
-    """The SQL file of every macro's CREATE OR REPLACE MACRO statement.
+def macro_definitions(prefix: str = PREFIX, profile: str | None = None, **conventions: Any) -> str:
+    """The SQL file of every macro's CREATE OR REPLACE MACRO statement (with `profile` and
+    `conventions`, named with `prefix`: see macros()).
 
     >>> text = macro_definitions()
     >>> text.count("CREATE OR REPLACE MACRO sqlmetrics_ndcg(")
     1
     """
-    return _HEADER + "".join("\n" + m.sql() for m in macros())
+    chosen = macros(prefix, profile, **conventions)
+    header = _HEADER
+    given = {"profile": profile, **conventions}
+    if prefix != PREFIX or any(v is not None for v in given.values()):
+        shown = ", ".join(f"{k}={v!r}" for k, v in given.items() if v is not None)
+        header += f"-- Conventions: {shown or 'the defaults'}; names: {prefix}<metric>.\n"
+    return header + "".join("\n" + m.sql() for m in chosen)
 
 
-def install_macros(con: Any) -> None:
+def install_macros(con: Any, prefix: str = PREFIX, profile: str | None = None, **conventions: Any) -> None:
     """Create every sqlmetrics macro in the DuckDB connection `con` (CREATE OR REPLACE: run
     it again after upgrading sqlmetrics). Temporary macros are not used, so in a database file
-    the macros stay for the next session too.
+    the macros stay for the next session too. profile, conventions (evaluate()'s: ties=,
+    gain=, ...) and prefix: see macros(); e.g. install_macros(con, "ranx_", profile="ranx")
+    adds ranx_ndcg, ... beside the default sqlmetrics_ndcg.
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
@@ -447,7 +498,7 @@ def install_macros(con: Any) -> None:
     >>> con.sql("SELECT * FROM sqlmetrics_ndcg('recs', 'truth', k := 10)").fetchall()
     [(1, 1.0)]
     """
-    con.execute(macro_definitions())
+    con.execute(macro_definitions(prefix, profile, **conventions))
 
 
 # The checked-in copies (relative to the repository's root), rewritten by
