@@ -198,6 +198,31 @@ def test_every_beyond_macro_equals_evaluate(warehouse, m):
                             else ["day", "model", "users", m.metric.name])  # fmt: skip
 
 
+@pytest.mark.parametrize("m", macros(), ids=lambda m: m.name)
+def test_every_macro_without_segments_equals_evaluate(warehouse, m):
+    """The plain variant of each macro (no "by", one "user" column: the statement without the
+    stand-in columns) against evaluate() on one day and model's lists; 1e-12."""
+    for table, source in [("recs", "recs_junk"), ("events", "events_junk"), ("history", "history_junk")]:
+        model = " AND model = 'A'" if table == "recs" else ""
+        view = f"CREATE OR REPLACE TEMP VIEW plain_{table} AS SELECT * FROM {source}"
+        warehouse.execute(f"{view} WHERE day = 1{model}")
+    tables = {**BEYOND_TABLES, "truth": "plain_events", "history": "plain_history"}
+    args = ["'plain_recs'"] + [f"'{tables[i]}'" for i in m.inputs[1:]]
+    args += ["k := 4"] if m.has_cutoff else []
+    keywords = {i: tables[i] for i in m.inputs[1:]}
+    if "truth" in m.inputs:
+        args.append(f"relevance := 'event_type', grades := {GRADES_SQL}")
+        keywords.update(action="event_type", relevance=GRADES)
+    got = _macro_rows(warehouse, f"SELECT * FROM {m.name}({', '.join(args)})")
+    label = _label(m, 4)
+    expected = sqlmetrics.evaluate(
+        warehouse, "plain_recs", [label], truth_duplicates="max", per_user=m.per_user, **keywords
+    ).to_pylist()
+    expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
+    _same(got, expected, ["user_id"] if m.per_user else [])
+    assert list(got[0]) == (["user_id", m.metric.name] if m.per_user else ["users", m.metric.name])
+
+
 def test_beyond_macro_cutoff_is_read(warehouse):
     """k changes the number (the parameter is what the statement reads), and a bad k fails."""
     call = (
@@ -426,6 +451,7 @@ def test_no_macro_body_reads_a_parameter_by_accident():
         meant_parts = [
             module._recs_input(m.per_user, m.checks()),
             module._names_query(m.per_user, m.metric.name),
+            module._PLAIN,
         ]
         for role in m.inputs[1:]:
             meant_parts += inputs[role]
