@@ -1,4 +1,4 @@
--- sqlmetrics: ranking metrics as DuckDB table macros. GENERATED from the templates of sql/
+-- sqlmetrics: ranking and beyond-accuracy metrics as DuckDB table macros. GENERATED from sql/
 -- (sqlmetrics/api/macros.py; regenerate with `python -m sqlmetrics.api.regenerate`): do not edit.
 -- Load it in the DuckDB CLI with `.read sqlmetrics_macros.sql`, then for example
 --   SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],

@@ -1,9 +1,9 @@
-"""DuckDB macros: every ranking metric as a table macro, rendered from the templates of sql/.
+"""DuckDB macros: every metric as a table macro, rendered from the templates of sql/.
 
 `macro_definitions()` is the text of a SQL file of `CREATE OR REPLACE MACRO` statements (what
 `sqlmetrics macros` writes, and what the repository keeps in duckdb_macros/sqlmetrics_macros.sql);
 `install_macros(con)` runs it in a connection. After that, plain SQL (the DuckDB CLI included)
-computes every ranking metric, with the statement that evaluate() runs:
+computes every ranking and beyond-accuracy metric, with the statement that evaluate() runs:
 
     SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],
                                   relevance := 'event_type',
@@ -13,7 +13,10 @@ Nothing here writes a formula: each macro's body is evaluate.sql.j2 rendered by 
 build_context() for the metric, over fixed internal column names that a short input query
 fills from the macro's parameters (see _recs_input and _truth_input), with the cutoff k (and
 set_F's beta) left as the macro's parameter. The conventions are trec_eval's defaults, with
-truth_duplicates='max' (an event log's repeated rows count once, at their highest grade).
+truth_duplicates='max' (an event log's repeated rows count once, at their highest grade), or
+those given to macros() (a variant of the file, its names under another prefix). Each macro
+holds the statement twice: over every segment and unit column, and over the unit's first
+column alone (no segment), picked by a condition DuckDB folds at the call (Macro.sql()).
 """
 
 from __future__ import annotations
@@ -478,7 +481,7 @@ def macros(prefix: str = PREFIX, profile: str | None = None, **conventions: Any)
 
 
 _HEADER = """\
--- sqlmetrics: ranking metrics as DuckDB table macros. GENERATED from the templates of sql/
+-- sqlmetrics: ranking and beyond-accuracy metrics as DuckDB table macros. GENERATED from sql/
 -- (sqlmetrics/api/macros.py; regenerate with `python -m sqlmetrics.api.regenerate`): do not edit.
 -- Load it in the DuckDB CLI with `.read sqlmetrics_macros.sql`, then for example
 --   SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],

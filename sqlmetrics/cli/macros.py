@@ -1,4 +1,4 @@
-"""`sqlmetrics macros`: the DuckDB macros of every ranking metric, as a SQL file (docs/sql.md)."""
+"""`sqlmetrics macros`: the DuckDB macros of every metric, as a SQL file (docs/sql.md)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from . import options
 
 EPILOG = """\
 After `.read` in the DuckDB CLI (or sqlmetrics.install_macros(con) in Python), plain SQL
-computes every ranking metric with the statement `sqlmetrics evaluate` runs: one table macro
-per metric (sqlmetrics_ndcg, sqlmetrics_map, ...; _whole: without a cutoff; _per_user: one
-row per unit). See docs/sql.md.
+computes every metric with the statement `sqlmetrics evaluate` runs: one table macro per
+metric (sqlmetrics_ndcg, sqlmetrics_map, sqlmetrics_novelty, ...; _whole: without a cutoff;
+_per_user: one row per unit). See docs/sql.md.
 
 The conventions options write the macros under other conventions (as evaluate()'s keywords),
 with --prefix naming them apart: `sqlmetrics macros --profile ranx --prefix ranx_` gives
@@ -33,7 +33,7 @@ examples:
 def register(commands: Any) -> None:
     """Add the `macros` subcommand to the `sqlmetrics` parser's subcommands."""
     macros = commands.add_parser(
-        "macros", help="write the DuckDB macros of every ranking metric", formatter_class=options.HELP,
+        "macros", help="write the DuckDB macros of every metric", formatter_class=options.HELP,
         description="Write a SQL file of CREATE MACRO statements: the ranking metrics in plain "
         "DuckDB SQL, with no Python.",
         epilog=EPILOG,
