@@ -426,6 +426,53 @@ BAD_COMPARE = [
 ]
 
 
+# every non-default value of each convention, and the profiles the dbt package has (those
+# whose conventions are the same for every metric)
+DBT_CONVENTIONS = [
+    {"ties": "trec_eval"}, {"ties": "item_asc"}, {"ties": "average"}, {"ties": "evidently"},
+    {"threshold": 2}, {"threshold": 1.5}, {"threshold": "any"}, {"gain": "exponential"},
+    {"gain": "binary"}, {"empty": "skip"}, {"empty": "no_gain"}, {"missing": "zero"},
+    {"ap_denominator": "min_k"}, {"short_lists": "evidently"}, {"duplicates": "all"},
+    {"truth_duplicates": "max"}, {"truth_duplicates": "sum"}, {"profile": "ranx"},
+    {"profile": "sklearn"}, {"profile": "spark"}, {"profile": "trec_eval"},
+]  # fmt: skip
+
+
+def test_conventions_compile_to_the_text_of_sql(built):
+    """Each convention keyword (and profile) of a dbt call: dbt's plan gives the statement of
+    sqlmetrics.sql() with the same keyword, byte for byte (the numbers of that statement are
+    evaluate()'s: test_generated_template_renders_the_same_text and the models above)."""
+    dbt, copy, env, database = built
+    folder = copy / "analyses" / "conventions"
+    folder.mkdir(exist_ok=True)
+    schema = f"{database.stem}.main"
+    try:
+        calls = []
+        for i, conventions in enumerate(DBT_CONVENTIONS):
+            # (ties='average', also sklearn's, leaves map, mrr, r_precision undefined)
+            ties = "average" if conventions.get("profile") == "sklearn" else conventions.get("ties")
+            tie_groups = ties in ("average", "evidently")
+            metrics = ["ndcg@10", "precision@5", "recall@20", "ndcg"]
+            metrics += [] if tie_groups else ["map@10", "mrr@10", "r_precision"]
+            given = ", ".join(f"'{k}': {v!r}" for k, v in conventions.items())
+            (folder / f"conventions_{i}.sql").write_text(
+                f"{{{{ sqlmetrics.sql(ref('recommendations'), {metrics}, {{'truth': ref('graded'), "
+                f"'by': ['model'], 'user': ['user_id', 'day'], {given}}}) }}}}\n"
+            )
+            calls.append((metrics, conventions))
+        _run(dbt, copy, env, "compile", "--select", "path:analyses/conventions")
+        with duckdb.connect(str(database), read_only=True) as con:
+            for i, (metrics, conventions) in enumerate(calls):
+                text = sqlmetrics.sql(
+                    con, f"{schema}.recommendations", metrics, truth=f"{schema}.graded", by=["model"],
+                    user=["user_id", "day"], **conventions,
+                )  # fmt: skip
+                compiled = COMPILED(copy) / "analyses" / "conventions" / f"conventions_{i}.sql"
+                assert compiled.read_text() == text, conventions
+    finally:
+        shutil.rmtree(folder)
+
+
 def _bad_calls() -> list[tuple[str, str]]:
     """(a model's text, the message its compile error must give) for BAD and BAD_COMPARE."""
     calls = []
