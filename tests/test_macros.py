@@ -170,21 +170,31 @@ def test_every_macro_equals_evaluate(warehouse, m):
 BEYOND_TABLES = {"truth": "events", "history": "history", "catalog": "catalog", "item_features": "vectors"}
 
 
+def _call_of(m: Macro, recs: str, tables: dict[str, str], extra: str = "") -> tuple[str, dict]:
+    """The macro's call on recs and `tables` (by input, k 4, truth's action graded by a map),
+    and evaluate()'s keywords for the same inputs."""
+    args = [f"'{recs}'"] + [f"'{tables[i]}'" for i in m.inputs[1:]]
+    args += ["k := 4"] if m.has_cutoff else []
+    args += [extra] if extra else []
+    keywords = {i: tables[i] for i in m.inputs[1:]}
+    if "truth" in m.inputs:
+        args.append(f"relevance := 'event_type', grades := {GRADES_SQL}")
+        keywords.update(action="event_type", relevance=GRADES)
+    return f"SELECT * FROM {m.name}({', '.join(args)})", keywords
+
+
 @pytest.mark.parametrize("m", BEYOND, ids=lambda m: m.name)
 def test_every_beyond_macro_equals_evaluate(warehouse, m):
     """Each beyond-accuracy macro (each variant of its inputs) against evaluate() with the same
     tables: (user, day) units, segments by day and model, serendipity's and fcp's truth an
     action column graded by a map; 1e-12. The tables have extra columns named like every
     parameter."""
-    args = ["'recs_junk'"] + [f"'{BEYOND_TABLES[i]}_junk'" for i in m.inputs[1:]]
-    if m.has_cutoff:
-        args.append("k := 4")
-    args.append("\"by\" := ['day', 'model'], \"user\" := ['user_id', 'day']")
-    keywords = {i: BEYOND_TABLES[i] for i in m.inputs[1:]}
-    if "truth" in m.inputs:
-        args.append(f"relevance := 'event_type', grades := {GRADES_SQL}")
-        keywords.update(action="event_type", relevance=GRADES)
-    got = _macro_rows(warehouse, f"SELECT * FROM {m.name}({', '.join(args)})")
+    tables = {role: f"{table}_junk" for role, table in BEYOND_TABLES.items()}
+    segments = "\"by\" := ['day', 'model'], \"user\" := ['user_id', 'day']"
+    call, keywords = _call_of(m, "recs_junk", tables, segments)
+    # (evaluate() reads the tables without the extra columns)
+    keywords = {role: BEYOND_TABLES.get(role, value) for role, value in keywords.items()}
+    got = _macro_rows(warehouse, call)
     label = _label(m, 4)
     expected = sqlmetrics.evaluate(
         warehouse, "recommendations", [label], by=["day", "model"], user=["user_id", "day"],
@@ -207,13 +217,8 @@ def test_every_macro_without_segments_equals_evaluate(warehouse, m):
         view = f"CREATE OR REPLACE TEMP VIEW plain_{table} AS SELECT * FROM {source}"
         warehouse.execute(f"{view} WHERE day = 1{model}")
     tables = {**BEYOND_TABLES, "truth": "plain_events", "history": "plain_history"}
-    args = ["'plain_recs'"] + [f"'{tables[i]}'" for i in m.inputs[1:]]
-    args += ["k := 4"] if m.has_cutoff else []
-    keywords = {i: tables[i] for i in m.inputs[1:]}
-    if "truth" in m.inputs:
-        args.append(f"relevance := 'event_type', grades := {GRADES_SQL}")
-        keywords.update(action="event_type", relevance=GRADES)
-    got = _macro_rows(warehouse, f"SELECT * FROM {m.name}({', '.join(args)})")
+    call, keywords = _call_of(m, "plain_recs", tables)
+    got = _macro_rows(warehouse, call)
     label = _label(m, 4)
     expected = sqlmetrics.evaluate(
         warehouse, "plain_recs", [label], truth_duplicates="max", per_user=m.per_user, **keywords
