@@ -73,6 +73,10 @@ def inputs():
         "CREATE TABLE truth AS SELECT 1 AS user_id, 'a' AS item_id, 2 AS relevance, "
         "'vi''ew' AS event_type, DATE '2026-01-01' AS day"
     )
+    # the beyond-accuracy inputs (history without the day: joined on user_id alone)
+    con.execute("CREATE TABLE history AS SELECT 1 AS user_id, 'a' AS item_id")
+    con.execute("CREATE TABLE catalog AS SELECT 'a' AS item_id")
+    con.execute("CREATE TABLE vectors AS SELECT 'a' AS item_id, [1.0, 2.0]::DOUBLE[] AS features")
     yield con
     con.close()
 
@@ -97,6 +101,8 @@ def _through_generated(generated, con, metrics, dialect, **options) -> tuple[str
 RANKING = [m for m, d in METRICS.items() if not d.beyond and "subtopics" not in d.reads]  # (not in dbt yet)
 EVERY_LABEL = [m + ("@7" if METRICS[m].needs_cutoff else "") for m in RANKING]
 TIE_AVERAGED = [m for m in EVERY_LABEL if METRICS[m.split("@")[0]].tie_averaged]
+BEYOND = [m + ("@3" if METRICS[m].needs_cutoff else "") for m, d in METRICS.items() if d.beyond]
+BEYOND_PER_USER = [m for m in BEYOND if METRICS[m.split("@")[0]].per_user]
 CASES = [
     ({}, EVERY_LABEL),
     ({"ties": "average"}, TIE_AVERAGED),
@@ -109,6 +115,11 @@ CASES = [
     ({"threshold": 1.5, "profile": "ranx"}, ["ndcg@10", "map", "recall@3"]),
     ({"action": "event_type", "relevance": {"vi'ew": 1, "buy": 2.5}}, ["ndcg@10", "precision"]),
     ({"rank": "pos", "user": "user_id"}, ["ndcg@10", "mrr@3"]),
+    ({"history": "history", "catalog": "catalog", "item_features": "vectors"}, [*BEYOND, "ndcg@3"]),
+    ({"history": "history", "threshold": 2}, BEYOND),
+    ({"history": "history", "per_user": True, "missing": "zero"}, [*BEYOND_PER_USER, "map@4"]),
+    ({"history": "history", "truth": None, "relevance": "relevance"}, ["novelty@3", "serendipity@2", "fcp"]),
+    ({"history": "history", "truth": None}, ["novelty@3", "popularity@2", "personalization@4"]),
 ]
 
 
@@ -133,6 +144,19 @@ def test_dbt_macro_takes_the_keywords_of_evaluate():
     python = list(inspect.signature(keywords.inputs).parameters)
     assert names[:2] == ["recs", "metrics"]
     assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect", "exact_sums"])
+
+
+def test_dbt_compare_takes_the_keywords_of_compare():
+    """sqlmetrics.compare() in dbt takes the keywords of the Python one (its own and
+    evaluate()'s inputs), with dialect= and exact_sums= as evaluate() in dbt does."""
+    import re
+
+    text = (ROOT / "dbt" / "macros" / "compare.sql").read_text(encoding="utf-8")
+    signature = re.search(r"\{% macro compare\((.*?)\) -%\}", text, re.S).group(1)
+    names = [part.split("=")[0].strip() for part in signature.split(",")]
+    python = [n for n in inspect.signature(sqlmetrics.compare).parameters if n != "con"]
+    assert names[:2] == ["recs", "metrics"]
+    assert sorted(names) == sorted([*python, "dialect", "exact_sums"])
 
 
 def test_context_prefix_reads_the_context_back(generated):
@@ -222,10 +246,67 @@ MODELS = {
 }  # fmt: skip
 
 
-def _duckdb_rows(con, sql: str, key: list[str]) -> dict:
+MODELS.update({
+    "beyond_accuracy": dict(
+        recs="recommendations", truth="graded", history="history_views", catalog="catalog",
+        item_features="item_vectors",
+        metrics=["fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
+                 "popularity@10", "diversity@10", "serendipity@10", "personalization@10", "ndcg@10"],
+        by=["model"], user=["user_id", "day"], key=["model"],
+    ),
+    "beyond_per_user": dict(
+        recs="recommendations", truth="purchases", history="history_views",
+        metrics=["fcp", "novelty@5", "popularity@5", "diversity@5", "serendipity@5"], by="model",
+        user=["user_id", "day"], per_user=True, truth_duplicates="max", key=["model", "user_id", "day"],
+    ),
+})  # fmt: skip
+# the relations a model's call names beside recs
+INPUTS = ("truth", "history", "catalog", "item_features")
+
+# each compare() model: compare()'s call on the same seeds
+COMPARE_MODELS = {
+    "compare_ab": dict(
+        recs="recommendations", truth="graded", metrics=["ndcg@10", "map@10", "recall@20", "mrr@10"],
+        by="model", baseline="A", user=["user_id", "day"], key=["model", "metric"],
+    ),
+    "compare_within": dict(
+        recs="recommendations", truth="events", metrics=["ndcg@10", "precision@5"], by="model",
+        baseline="A", within="day", user=["user_id", "day"], action="event_type", relevance=GRADES,
+        truth_duplicates="max", key=["day", "model", "metric"],
+    ),
+}  # fmt: skip
+# the columns of compare() that the dbt macro computes in SQL
+COMPARED = ("metric", "design", "users", "baseline_users", "baseline_mean", "mean", "delta",
+            "relative_delta", "effect_size", "wins", "ties", "losses", "unpaired_system",
+            "unpaired_baseline")  # fmt: skip
+
+
+def _same_comparisons(con, schema: str, rows_of) -> None:
+    """Each compare() model against compare() on the same relations (design='paired', as the
+    dbt macro's only design): the columns SQL computes (1e-9), and the p-value of its
+    t_statistic with users - 1 degrees of freedom (scipy) is compare()'s p_value."""
+    from scipy import stats
+
+    for model, spec in COMPARE_MODELS.items():
+        spec = dict(spec)
+        key = spec.pop("key")
+        recs, truth = f"{schema}.{spec.pop('recs')}", f"{schema}.{spec.pop('truth')}"
+        result = sqlmetrics.compare(con, recs, spec.pop("metrics"), truth=truth, design="paired", **spec)
+        expected = {tuple(r[c] for c in key): r for r in result.to_pylist()}
+        got = {tuple(r[c] for c in key): r for r in rows_of(model)}
+        _same_numbers(got, {k: {c: r[c] for c in COMPARED} for k, r in expected.items()})
+        for k, r in expected.items():
+            p = 2 * stats.t.sf(abs(got[k]["t_statistic"]), r["users"] - 1)
+            assert math.isclose(p, r["p_value"], rel_tol=1e-9, abs_tol=1e-12), (k, p, r["p_value"])
+
+
+def _duckdb_list(con, sql: str) -> list[dict]:
     relation = con.sql(sql)
-    rows = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
-    return {tuple(r[c] for c in key): r for r in rows}
+    return [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+
+
+def _duckdb_rows(con, sql: str, key: list[str]) -> dict:
+    return {tuple(r[c] for c in key): r for r in _duckdb_list(con, sql)}
 
 
 def _same_numbers(got: dict, expected: dict) -> None:
@@ -242,8 +323,9 @@ def _same_numbers(got: dict, expected: dict) -> None:
 def _expected(con, schema: str, spec: dict) -> dict:
     spec = dict(spec)
     key = spec.pop("key")
-    recs, truth, metrics = spec.pop("recs"), spec.pop("truth"), spec.pop("metrics")
-    result = sqlmetrics.evaluate(con, f"{schema}.{recs}", metrics, truth=f"{schema}.{truth}", **spec)
+    recs, metrics = spec.pop("recs"), spec.pop("metrics")
+    inputs = {name: f"{schema}.{spec.pop(name)}" for name in INPUTS if name in spec}
+    result = sqlmetrics.evaluate(con, f"{schema}.{recs}", metrics, **inputs, **spec)
     return {tuple(r[c] for c in key): r for r in result.to_pylist()}
 
 
@@ -254,6 +336,7 @@ def test_dbt_build_on_duckdb_equals_evaluate(built):
         for model, spec in MODELS.items():
             got = _duckdb_rows(con, f"SELECT * FROM main.{model}", spec["key"])
             _same_numbers(got, _expected(con, "main", spec))
+        _same_comparisons(con, "main", lambda m: _duckdb_list(con, f"SELECT * FROM main.{m}"))
         # the model's statement is sqlmetrics.sql()'s for the same call
         compiled = (COMPILED(copy) / "models" / "daily_ab.sql").read_text()
         inner = compiled[compiled.index("(\n") + 2 : compiled.rindex(") AS sqlmetrics_evaluate")]
@@ -286,21 +369,40 @@ def test_incremental_run_of_one_day_replaces_it(built):
     _run(dbt, copy, env, "run", "--select", "report_recommendations", "report_events")  # (the views back)
 
 
+# each analysis of the integration project (<name>_<dialect>.sql): the call of sqlmetrics.sql()
+# it makes, its relations named without the catalog and schema
+ANALYSES = {
+    "text": dict(
+        recs="recommendations", truth="events",
+        metrics=["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50", "rbp", "err@10",
+                 "infAP", "bpref", "set_F", "judged@5"],
+        by=["day", "model"], user=["user_id", "day"], action="event_type", relevance=GRADES,
+    ),
+    # the beyond-accuracy metrics with every input (history without the unit's day)
+    "beyond_text": dict(
+        recs="recommendations", truth="events", history="history_views", catalog="catalog",
+        item_features="item_vectors",
+        metrics=["fcp", "catalog_coverage@10", "distributional_coverage@10", "gini@10", "novelty@10",
+                 "popularity@10", "diversity@10", "serendipity@10", "personalization@10", "ndcg@10"],
+        by=["model"], user=["user_id", "day"], action="event_type", relevance=GRADES,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("analysis", list(ANALYSES))
 @pytest.mark.parametrize("dialect", ["spark", "bigquery", "snowflake", "duckdb", "postgres"])
-def test_compiled_text_for_every_dialect(built, dialect):
+def test_compiled_text_for_every_dialect(built, dialect, analysis):
     """dialect= writes another engine's statement on any adapter: the text of
     sqlmetrics.sql(..., dialect=) for the same call."""
     dbt, copy, env, database = built
-    compiled = COMPILED(copy) / "analyses" / f"text_{dialect}.sql"
-    catalog = database.stem
+    compiled = COMPILED(copy) / "analyses" / f"{analysis}_{dialect}.sql"
+    spec = dict(ANALYSES[analysis])
+    schema = f"{database.stem}.main"
+    relations = {name: f"{schema}.{spec.pop(name)}" for name in INPUTS if name in spec}
     with duckdb.connect(str(database), read_only=True) as con:
         text = sqlmetrics.sql(
-            con, f"{catalog}.main.recommendations",
-            ["ndcg@10", "map@10", "recall@20", "mrr", "iprec_at_recall_0.50", "rbp", "err@10", "infAP",
-             "bpref", "set_F", "judged@5"],
-            truth=f"{catalog}.main.events", by=["day", "model"], user=["user_id", "day"], action="event_type",
-            relevance=GRADES, dialect=dialect,
-        )  # fmt: skip
+            con, f"{schema}.{spec.pop('recs')}", spec.pop("metrics"), **relations, **spec, dialect=dialect
+        )
     assert compiled.read_text() == text
 
 
@@ -310,7 +412,84 @@ BAD = [
     ("['ndcg@10']", {"item": "product_id"}, "has no item column product_id"),
     ("['ndcg@10']", {"by": "country"}, "has no by column country"),
     ("['ndcg@10']", {"ties": "random"}, "ties=random is not one of"),
+    ("['novelty@10']", {}, "novelty@10 needs the users' history"),
+    ("['diversity@10']", {}, "(or item_features=<a relation of item, vector>)"),
+    ("['catalog_coverage@10']", {"history": "ref('history_views')", "per_user": True},
+     "per_user=True: catalog_coverage@10 has no per-user value"),
+    ("['diversity@10']", {"item_features": "ref('recommendations')"},
+     "has no features column features"),
+]  # fmt: skip
+BAD_COMPARE = [
+    ({"test": "wilcoxon"}, "compare(test=wilcoxon): its p-value is computed in Python"),
+    ({"design": "auto"}, "compare(design=auto): the dbt package has the paired design only"),
+    ({"baseline": 1}, "baseline=1: give a string, a number, a boolean or none for the by column model"),
 ]
+
+
+# every non-default value of each convention, and the profiles the dbt package has (those
+# whose conventions are the same for every metric)
+DBT_CONVENTIONS = [
+    {"ties": "trec_eval"}, {"ties": "item_asc"}, {"ties": "average"}, {"ties": "evidently"},
+    {"threshold": 2}, {"threshold": 1.5}, {"threshold": "any"}, {"gain": "exponential"},
+    {"gain": "binary"}, {"empty": "skip"}, {"empty": "no_gain"}, {"missing": "zero"},
+    {"ap_denominator": "min_k"}, {"short_lists": "evidently"}, {"duplicates": "all"},
+    {"truth_duplicates": "max"}, {"truth_duplicates": "sum"}, {"profile": "ranx"},
+    {"profile": "sklearn"}, {"profile": "spark"}, {"profile": "trec_eval"},
+]  # fmt: skip
+
+
+def test_conventions_compile_to_the_text_of_sql(built):
+    """Each convention keyword (and profile) of a dbt call: dbt's plan gives the statement of
+    sqlmetrics.sql() with the same keyword, byte for byte (the numbers of that statement are
+    evaluate()'s: test_generated_template_renders_the_same_text and the models above)."""
+    dbt, copy, env, database = built
+    folder = copy / "analyses" / "conventions"
+    folder.mkdir(exist_ok=True)
+    schema = f"{database.stem}.main"
+    try:
+        calls = []
+        for i, conventions in enumerate(DBT_CONVENTIONS):
+            # (ties='average', also sklearn's, leaves map, mrr, r_precision undefined)
+            ties = "average" if conventions.get("profile") == "sklearn" else conventions.get("ties")
+            tie_groups = ties in ("average", "evidently")
+            metrics = ["ndcg@10", "precision@5", "recall@20", "ndcg"]
+            metrics += [] if tie_groups else ["map@10", "mrr@10", "r_precision"]
+            given = ", ".join(f"'{k}': {v!r}" for k, v in conventions.items())
+            (folder / f"conventions_{i}.sql").write_text(
+                f"{{{{ sqlmetrics.sql(ref('recommendations'), {metrics}, {{'truth': ref('graded'), "
+                f"'by': ['model'], 'user': ['user_id', 'day'], {given}}}) }}}}\n"
+            )
+            calls.append((metrics, conventions))
+        _run(dbt, copy, env, "compile", "--select", "path:analyses/conventions")
+        with duckdb.connect(str(database), read_only=True) as con:
+            for i, (metrics, conventions) in enumerate(calls):
+                text = sqlmetrics.sql(
+                    con, f"{schema}.recommendations", metrics, truth=f"{schema}.graded", by=["model"],
+                    user=["user_id", "day"], **conventions,
+                )  # fmt: skip
+                compiled = COMPILED(copy) / "analyses" / "conventions" / f"conventions_{i}.sql"
+                assert compiled.read_text() == text, conventions
+    finally:
+        shutil.rmtree(folder)
+
+
+def _bad_calls() -> list[tuple[str, str]]:
+    """(a model's text, the message its compile error must give) for BAD and BAD_COMPARE."""
+    calls = []
+    for metrics, options, message in BAD:
+        # (a relation, ref(...), as written; other values as literals)
+        given = {k: v if str(v).startswith("ref(") else repr(v) for k, v in options.items()}
+        options = {"truth": "ref('purchases')", "user": "['user_id', 'day']", **given}
+        mapping = ", ".join(f"'{k}': {v}" for k, v in options.items())
+        call = f"sqlmetrics.sql(ref('recommendations'), {metrics}, {{{mapping}}})"
+        calls.append((f"{{{{ {call} }}}}\n", message))
+    for options, message in BAD_COMPARE:
+        options = {"by": "model", "baseline": "A", **options}
+        comparison = ", ".join(f"'{k}': {v!r}" for k, v in options.items())
+        inputs = "{'truth': ref('purchases'), 'user': ['user_id', 'day']}"
+        call = f"sqlmetrics.compare_sql(ref('recommendations'), ['ndcg@10'], {{{comparison}}}, {inputs})"
+        calls.append((f"{{{{ {call} }}}}\n", message))
+    return calls
 
 
 def test_bad_calls_fail_to_compile(built):
@@ -319,13 +498,8 @@ def test_bad_calls_fail_to_compile(built):
     bad_dir = copy / "analyses" / "bad"
     bad_dir.mkdir(exist_ok=True)
     try:
-        for i, (metrics, options, message) in enumerate(BAD):
-            given = {k: repr(v) for k, v in options.items()}
-            options = {"truth": "ref('purchases')", "user": "['user_id', 'day']", **given}
-            mapping = ", ".join(f"'{k}': {v}" for k, v in options.items())
-            (bad_dir / f"bad_{i}.sql").write_text(
-                f"{{{{ sqlmetrics.sql(ref('recommendations'), {metrics}, {{{mapping}}}) }}}}\n"
-            )
+        for i, (text, message) in enumerate(_bad_calls()):
+            (bad_dir / f"bad_{i}.sql").write_text(text)
             done = _run(dbt, copy, env, "compile", "--select", f"bad_{i}", check=False)
             assert done.returncode != 0
             assert message in done.stdout, done.stdout[-3000:]
@@ -353,6 +527,13 @@ def test_dbt_build_on_postgres_equals_evaluate(project, pg_uri):
                 got = cur.fetch_arrow_table().to_pylist()
             got = {tuple(r[c] for c in spec["key"]): r for r in got}
             _same_numbers(got, _expected(con, "dbt_sqlmetrics", spec))
+
+        def rows_of(model: str) -> list[dict]:
+            with con.cursor() as cur:
+                cur.execute(f"SELECT * FROM dbt_sqlmetrics.{model}")
+                return cur.fetch_arrow_table().to_pylist()
+
+        _same_comparisons(con, "dbt_sqlmetrics", rows_of)
     finally:
         con.close()
 

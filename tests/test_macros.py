@@ -19,6 +19,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics.api.macros import Macro, generated_files, macro_definitions, macros
+from sqlmetrics.names.profiles import PROFILES
 from sqlmetrics.names.registry import METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,11 +71,29 @@ def warehouse():
         f"{i} AS {name}"
         for i, name in enumerate(
             ['"k"', "item", "grades", "beta", "recs", "truth", "c", "x", '"by"', '"user"',
-             "_item", "_key", "_user", "_g0", "_rel", "_p", "sqlmetrics_item"]
+             "_item", "_key", "_user", "_g0", "_rel", "_p", "sqlmetrics_item", "history", "catalog",
+             "item_features", "sqlmetrics_features", "_vec", "_iid", "_pos"]
         )
     )  # fmt: skip
-    con.execute(f"CREATE VIEW recs_junk AS SELECT *, {junk} FROM recommendations")
-    con.execute(f"CREATE VIEW events_junk AS SELECT *, {junk} FROM events")
+    con.execute(f"CREATE VIEW recs_junk AS SELECT *, {junk}, 99 AS features FROM recommendations")
+    con.execute(f"CREATE VIEW events_junk AS SELECT *, {junk}, 99 AS features FROM events")
+    # the beyond-accuracy inputs: a history of (user, day) units' earlier interactions (items
+    # the lists have and others, repeated rows), a catalog of every item and more, and item
+    # vectors for some of the items (the others have no similarity), ties among them
+    history = [
+        (day, user, f"i{rng.randrange(36)}")
+        for day in (1, 2) for user in range(40) if user % 7 != 3 for _ in range(rng.randint(1, 9))
+    ]  # fmt: skip
+    con.execute("CREATE TABLE history (day INTEGER, user_id INTEGER, item_id VARCHAR)")
+    con.executemany("INSERT INTO history VALUES (?, ?, ?)", history)
+    con.execute("CREATE TABLE catalog AS SELECT 'i' || range AS item_id FROM range(40)")
+    con.execute(
+        "CREATE TABLE vectors AS SELECT 'i' || range AS item_id, [(range % 5)::DOUBLE, "
+        "(range % 3)::DOUBLE - 1, 0.5, -0.25 * (range % 2)] AS features FROM range(27)"
+    )
+    for table in ("history", "catalog", "vectors"):
+        features = "" if table == "vectors" else ", 99 AS features"
+        con.execute(f"CREATE VIEW {table}_junk AS SELECT *, {junk}{features} FROM {table}")
     yield con
     con.close()
 
@@ -117,7 +136,11 @@ def _label(m: Macro, k: int) -> str:
     return f"{m.metric.name}@{k}" if m.has_cutoff else m.metric.name
 
 
-@pytest.mark.parametrize("m", macros(), ids=lambda m: m.name)
+RANKING = [m for m in macros() if not m.metric.beyond]
+BEYOND = [m for m in macros() if m.metric.beyond]
+
+
+@pytest.mark.parametrize("m", RANKING, ids=lambda m: m.name)
 def test_every_macro_equals_evaluate(warehouse, m):
     """Each macro against evaluate() with the same inputs: (user, day) units, segments by day
     and model, an action column graded by a map, an event log's repeated rows (truth_duplicates
@@ -141,6 +164,149 @@ def test_every_macro_equals_evaluate(warehouse, m):
     # unit's in the order of "user"
     assert names == (["model", "user_id", "day", m.metric.name] if m.per_user
                      else ["day", "model", "users", m.metric.name])  # fmt: skip
+
+
+# the tables each input parameter is given in test_every_beyond_macro_equals_evaluate
+BEYOND_TABLES = {"truth": "events", "history": "history", "catalog": "catalog", "item_features": "vectors"}
+
+
+def _call_of(m: Macro, recs: str, tables: dict[str, str], extra: str = "") -> tuple[str, dict]:
+    """The macro's call on recs and `tables` (by input, k 4, truth's action graded by a map),
+    and evaluate()'s keywords for the same inputs."""
+    args = [f"'{recs}'"] + [f"'{tables[i]}'" for i in m.inputs[1:]]
+    args += ["k := 4"] if m.has_cutoff else []
+    args += [extra] if extra else []
+    keywords = {i: tables[i] for i in m.inputs[1:]}
+    if "truth" in m.inputs:
+        args.append(f"relevance := 'event_type', grades := {GRADES_SQL}")
+        keywords.update(action="event_type", relevance=GRADES)
+    return f"SELECT * FROM {m.name}({', '.join(args)})", keywords
+
+
+@pytest.mark.parametrize("m", BEYOND, ids=lambda m: m.name)
+def test_every_beyond_macro_equals_evaluate(warehouse, m):
+    """Each beyond-accuracy macro (each variant of its inputs) against evaluate() with the same
+    tables: (user, day) units, segments by day and model, serendipity's and fcp's truth an
+    action column graded by a map; 1e-12. The tables have extra columns named like every
+    parameter."""
+    tables = {role: f"{table}_junk" for role, table in BEYOND_TABLES.items()}
+    segments = "\"by\" := ['day', 'model'], \"user\" := ['user_id', 'day']"
+    call, keywords = _call_of(m, "recs_junk", tables, segments)
+    # (evaluate() reads the tables without the extra columns)
+    keywords = {role: BEYOND_TABLES.get(role, value) for role, value in keywords.items()}
+    got = _macro_rows(warehouse, call)
+    label = _label(m, 4)
+    expected = sqlmetrics.evaluate(
+        warehouse, "recommendations", [label], by=["day", "model"], user=["user_id", "day"],
+        truth_duplicates="max", per_user=m.per_user, **keywords,
+    ).to_pylist()  # fmt: skip
+    key = ["day", "model", "user_id"] if m.per_user else ["day", "model"]
+    expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
+    _same(got, expected, key)
+    assert any(r[m.metric.name] not in (None, 0) for r in got), "a test of nothing but NULLs and zeros"
+    assert list(got[0]) == (["model", "user_id", "day", m.metric.name] if m.per_user
+                            else ["day", "model", "users", m.metric.name])  # fmt: skip
+
+
+@pytest.mark.parametrize("m", macros(), ids=lambda m: m.name)
+def test_every_macro_without_segments_equals_evaluate(warehouse, m):
+    """The plain variant of each macro (no "by", one "user" column: the statement without the
+    stand-in columns) against evaluate() on one day and model's lists; 1e-12."""
+    for table, source in [("recs", "recs_junk"), ("events", "events_junk"), ("history", "history_junk")]:
+        model = " AND model = 'A'" if table == "recs" else ""
+        view = f"CREATE OR REPLACE TEMP VIEW plain_{table} AS SELECT * FROM {source}"
+        warehouse.execute(f"{view} WHERE day = 1{model}")
+    tables = {**BEYOND_TABLES, "truth": "plain_events", "history": "plain_history"}
+    call, keywords = _call_of(m, "plain_recs", tables)
+    got = _macro_rows(warehouse, call)
+    label = _label(m, 4)
+    expected = sqlmetrics.evaluate(
+        warehouse, "plain_recs", [label], truth_duplicates="max", per_user=m.per_user, **keywords
+    ).to_pylist()
+    expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
+    _same(got, expected, ["user_id"] if m.per_user else [])
+    assert list(got[0]) == (["user_id", m.metric.name] if m.per_user else ["users", m.metric.name])
+
+
+def test_beyond_macro_cutoff_is_read(warehouse):
+    """k changes the number (the parameter is what the statement reads), and a bad k fails."""
+    call = (
+        "SELECT novelty FROM sqlmetrics_novelty('recommendations', 'history', k := {}, "
+        "\"by\" := ['day', 'model'], \"user\" := ['user_id', 'day'])"
+    )
+    assert _macro_rows(warehouse, call.format(2)) != _macro_rows(warehouse, call.format(8))
+    with pytest.raises(duckdb.Error, match="sqlmetrics_novelty: k must be an integer"):
+        warehouse.sql(call.format(0)).fetchall()
+
+
+# every non-default value of each convention that changes the SQL, and every profile
+CONVENTION_CASES = [
+    {"ties": "trec_eval"}, {"ties": "item_asc"}, {"ties": "average"}, {"ties": "evidently"},
+    {"threshold": 2}, {"threshold": 1.5}, {"threshold": "any"}, {"gain": "exponential"},
+    {"gain": "binary"}, {"empty": "skip"}, {"empty": "no_gain"}, {"missing": "zero"},
+    {"ap_denominator": "min_k"}, {"short_lists": "evidently"}, {"duplicates": "all"},
+    {"truth_duplicates": "sum"}, {"gain": "exponential", "threshold": 2, "empty": "no_gain"},
+    *[{"profile": name} for name in PROFILES],
+]  # fmt: skip
+# the macros each case checks (those its conventions define)
+CONVENTION_MACROS = {
+    "c_ndcg", "c_map", "c_precision", "c_recall", "c_mrr", "c_hit_rate", "c_ndcg_whole", "c_map_whole",
+    "c_r_precision", "c_bpref", "c_ndcg_per_user", "c_precision_per_user", "c_serendipity_history",
+}  # fmt: skip
+
+
+def _case_id(conventions: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in conventions.items())
+
+
+@pytest.mark.parametrize("conventions", CONVENTION_CASES, ids=_case_id)
+def test_conventions_as_macro_variants(warehouse, conventions):
+    """install_macros(con, prefix, profile=, ties=, ...): the macros under those conventions
+    equal evaluate() with the same keywords (1e-12), each metric alone (a profile's conventions
+    may differ per metric); a metric the conventions do not define has no macro."""
+    chosen = [m for m in macros("c_", **conventions) if m.name in CONVENTION_MACROS]
+    assert chosen
+    if conventions.get("ties") in ("average", "evidently"):
+        assert not any(m.metric.name == "map" for m in chosen)  # (no i-th hit: not defined)
+    warehouse.execute("".join(m.sql() for m in chosen))
+    keywords = {"truth_duplicates": "max", **conventions}
+    # missing='zero' (ranx, spark and recommenders' ndcg too): segments by model alone (their
+    # macros refuse a "by" column of the unit: below)
+    by = ["model"] if any(m.conventions.missing == "zero" for m in chosen) else ["day", "model"]
+    for m in chosen:
+        k = 4
+        args = ["'recs_junk'", "'events_junk'"] + (["'history_junk'"] if m.metric.beyond else [])
+        args += [f"k := {k}"] if m.has_cutoff else []
+        args.append(f"\"by\" := {by}, \"user\" := ['user_id', 'day'], relevance := 'event_type'")
+        got = _macro_rows(warehouse, f"SELECT * FROM {m.name}({', '.join(args)}, grades := {GRADES_SQL})")
+        label = _label(m, k)
+        inputs = {"history": "history"} if m.metric.beyond else {}
+        expected = sqlmetrics.evaluate(
+            warehouse, "recommendations", [label], truth="events", by=by,
+            user=["user_id", "day"], action="event_type", relevance=GRADES, per_user=m.per_user,
+            **inputs, **keywords,
+        ).to_pylist()  # fmt: skip
+        key = [*by, "user_id", "day"] if m.per_user else by
+        expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
+        _same([{c: v for c, v in r.items() if c in expected[0]} for r in got], expected, key)
+
+
+def test_convention_changes_the_numbers(warehouse):
+    """The conventions reach the statement: exponential gains change ndcg."""
+    call = (
+        "SELECT ndcg FROM {}('recommendations', 'graded', \"by\" := ['model'], "
+        "\"user\" := ['user_id', 'day'])"
+    )
+    warehouse.execute("".join(m.sql() for m in macros("x_", gain="exponential") if m.name == "x_ndcg"))
+    exponential = _macro_rows(warehouse, call.format("x_ndcg"))
+    assert exponential != _macro_rows(warehouse, call.format("sqlmetrics_ndcg"))
+    warehouse.execute("".join(m.sql() for m in macros("z_", missing="zero") if m.name == "z_ndcg"))
+    with pytest.raises(duckdb.Error, match="z_ndcg: with missing='zero' no \"by\" column may be one of"):
+        warehouse.sql(call.format("z_ndcg").replace("['model']", "['day', 'model']")).fetchall()
+    with pytest.raises(sqlmetrics.ConventionError, match="prefix='1x'"):
+        macros("1x")
+    with pytest.raises(sqlmetrics.ConventionError, match="gain='square' is not one of"):
+        macros("y_", gain="square")
 
 
 @pytest.mark.parametrize(
@@ -281,8 +447,20 @@ def test_no_macro_body_reads_a_parameter_by_accident():
 
     for m in macros():
         body = m.sql().split(" AS TABLE\n", 1)[1]
-        for meant in (module._recs_input(m.per_user, m.checks()), module._truth_input(), module._GRADE,
-                      module._names_query(m.per_user, m.metric.name)):  # fmt: skip
+        inputs = {
+            "truth": [module._truth_input(), module._GRADE],
+            "history": [module._history_input()],
+            "catalog": [module._catalog_input()],
+            "item_features": [module._features_input()],
+        }
+        meant_parts = [
+            module._recs_input(m.per_user, m.checks()),
+            module._names_query(m.per_user, m.metric.name),
+            module._PLAIN,
+        ]
+        for role in m.inputs[1:]:
+            meant_parts += inputs[role]
+        for meant in meant_parts:
             assert meant in body
             body = body.replace(meant, "")
         body = re.sub(r"'(?:[^']|'')*'", "''", body)  # (string literals)
@@ -301,6 +479,15 @@ def test_cli_writes_the_same_file(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert out.read_text(encoding="utf-8") == macro_definitions()
+    # another set of conventions, named apart
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlmetrics", "macros", "--profile", "ranx", "--gain", "exponential",
+         "--prefix", "ranx_"],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == macro_definitions("ranx_", "ranx", gain="exponential")
+    assert "CREATE OR REPLACE MACRO ranx_ndcg(" in done.stdout
     bad = subprocess.run(
         [sys.executable, "-m", "sqlmetrics", "macros", "-o", str(tmp_path / "no" / "such" / "dir.sql")],
         capture_output=True, text=True, cwd=ROOT, check=False,

@@ -62,6 +62,13 @@
 
 {% macro _statement(recs, metrics, options, engine_dialect) -%}
 {%- if not execute -%}{{ return('SELECT 1 AS sqlmetrics_parsing') }}{%- endif -%}
+{%- set prepared = sqlmetrics._prepare(recs, metrics, options, engine_dialect) -%}
+{#- dbt reads no template files: the templates are one template, rendered by dbt's render() -#}
+{{ return(sqlmetrics._render(prepared.context, sqlmetrics.statement_template())) }}
+{%- endmacro %}
+
+{#- The context of the templates (and what it was built from), as prepare() gives it -#}
+{% macro _prepare(recs, metrics, options, engine_dialect) -%}
 {%- set known = ['truth', 'by', 'per_user', 'user', 'item', 'score', 'rank', 'relevance', 'action',
     'ties', 'threshold', 'gain', 'empty', 'missing', 'ap_denominator', 'duplicates', 'truth_duplicates',
     'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'subtopics', 'dialect',
@@ -76,9 +83,6 @@
 {%- if dialect not in reg.dialects -%}
 {{ sqlmetrics._fail('dialect=' ~ dialect ~ ' is not one of ' ~ (reg.dialects | list | join(', '))) }}
 {%- endif -%}
-{%- for key in ['history', 'catalog', 'item_features'] if o[key] is not none -%}
-{{ sqlmetrics._fail(key ~ '=: the beyond-accuracy metrics are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
-{%- endfor -%}
 {%- if o.subtopics is not none -%}
 {{ sqlmetrics._fail('subtopics=: the intent-aware measures are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
 {%- endif -%}
@@ -86,12 +90,21 @@
 {%- set conventions = sqlmetrics._conventions(o, reg) -%}
 {%- set recs_source = sqlmetrics._source(recs, 'recs', dialect, reg) -%}
 {%- set truth_source = none if o.truth is none else sqlmetrics._source(o.truth, 'truth', dialect, reg) -%}
+{#- the beyond-accuracy inputs -#}
+{%- set extra = {} -%}
+{%- for key in ['history', 'catalog', 'item_features'] -%}
+{%- do extra.update({key: none if o[key] is none else sqlmetrics._source(o[key], key, dialect, reg)}) -%}
+{%- endfor -%}
 {%- if o.exact_sums not in ('fast', 'wide') -%}{{ sqlmetrics._fail("exact_sums= is 'fast' or 'wide'") }}{%- endif -%}
-{%- set context = sqlmetrics._context(recs_source, truth_source, requested, o, conventions, dialect, reg) -%}
+{%- set context = sqlmetrics._context(recs_source, truth_source, requested, o, conventions, dialect, reg, extra) -%}
 {%- do context.update({'exact_sums': o.exact_sums}) -%}
-{#- dbt reads no template files: the templates are one template, rendered by dbt's render() -#}
-{%- set text = render(sqlmetrics.context_prefix(tojson(context)) ~ sqlmetrics.statement_template()) -%}
-{#- templates.render()'s tidying: no blank line -#}
+{{ return({'context': context, 'requested': requested, 'recs': recs_source, 'options': o, 'dialect': dialect, 'reg': reg}) }}
+{%- endmacro %}
+
+{#- A generated template (statement_template(), compare_template()) rendered with `context`,
+    tidied as templates.render() tidies: no blank line -#}
+{% macro _render(context, template) -%}
+{%- set text = render(sqlmetrics.context_prefix(tojson(context)) ~ template) -%}
 {%- set lines = [] -%}
 {%- for line in (text | string).split('\n') if line.strip(' \t') -%}{%- do lines.append(line) -%}{%- endfor -%}
 {{ return(lines | join('\n') ~ '\n') }}
@@ -114,8 +127,8 @@
 {{ sqlmetrics._fail("unknown metric '" ~ name ~ "' (the dbt package knows sqlmetrics' own names: " ~ (reg.metrics | list | join(', ')) ~ ')') }}
 {%- endif -%}
 {%- set d = by_name[name] -%}
-{%- if d.beyond -%}{{ sqlmetrics._fail(d.name ~ ': the beyond-accuracy metrics are not in the dbt package yet') }}{%- endif -%}
 {%- if 'subtopics' in d.reads -%}{{ sqlmetrics._fail(d.name ~ ': the intent-aware measures (subtopics=) are not in the dbt package yet; use sqlmetrics.sql() in Python') }}{%- endif -%}
+{%- if d.needs | select('in', ['genres', 'baseline']) | list -%}{{ sqlmetrics._fail(d.name ~ ': the measures over item groups and against a baseline system (calibration, rbo, group exposure) are not in the dbt package yet; use sqlmetrics.sql() in Python') }}{%- endif -%}
 {%- set k = none -%}
 {%- if not d.needs_cutoff and cutoff is not none -%}
 {{ sqlmetrics._fail(d.name ~ " takes no cutoff: write '" ~ d.name ~ "'") }}
@@ -249,8 +262,8 @@
 
 {% macro _unit_alias(i) -%}{{ return('_user' if i == 0 else '_u' ~ i) }}{%- endmacro %}
 
-{#- plan.build_context, for the ranking metrics -#}
-{% macro _context(recs, truth, requested, o, c, dialect, reg) -%}
+{#- plan.build_context -#}
+{% macro _context(recs, truth, requested, o, c, dialect, reg, extra) -%}
 {%- set q = [] -%}
 {%- set keys = [o.user] if o.user is string else o.user -%}
 {%- if not keys -%}{{ sqlmetrics._fail('user= names the unit: a column, or a list of columns') }}{%- endif -%}
@@ -316,7 +329,17 @@
     'item_is_text': sqlmetrics._family(recs.columns[item], reg) == 'text',
     'names': {'unit': unit, 'item': item, 'key': key}, 'relevance': none} -%}
 {%- set truth_ctx = none -%}
-{%- if truth is none -%}
+{%- set ranking = [] -%}
+{%- set relevance_needs = [] -%}
+{%- for m in requested -%}
+{%- if not m.definition.beyond -%}{%- do ranking.append(m) -%}{%- endif -%}
+{%- if not m.definition.beyond or 'relevance' in m.definition.needs -%}{%- do relevance_needs.append(m.label) -%}{%- endif -%}
+{%- endfor -%}
+{%- set has_relevance = o.action is not none or o.relevance is not none or 'relevance' in (recs.columns | map('lower') | list) -%}
+{%- if truth is none and not relevance_needs and not has_relevance -%}
+{#- only beyond-accuracy metrics that need no relevance: nothing is judged (every row 0) -#}
+{%- do recs_ctx.update({'relevance': {'kind': 'column', 'column': 'NULL', 'grades': [], 'is_float': false}}) -%}
+{%- elif truth is none -%}
 {%- if c.threshold == reg.any_truth_row -%}{{ sqlmetrics._fail("threshold='any' makes every truth row relevant, so it needs truth=") }}{%- endif -%}
 {%- if o.action is none and o.relevance is none and 'relevance' not in (recs.columns | map('lower') | list) -%}
 {{ sqlmetrics._fail('recs (' ~ recs.label ~ ') has no relevance column and no truth= was given') }}
@@ -349,17 +372,24 @@
 {%- endif -%}
 {%- endfor -%}
 {%- endif -%}
-{%- set cutoffs = requested | map(attribute='k') | list -%}
+{%- set cutoffs = [] -%}
+{%- for m in requested if not m.definition.beyond or m.definition.uses_lists -%}{%- do cutoffs.append(m.k) -%}{%- endfor -%}
 {%- set tie_groups = c.ties in ('average', 'evidently') -%}
+{%- if not cutoffs -%}
+{%- set list_length = 1 -%}{#- fcp alone: the lists are only read for the input checks -#}
+{%- else -%}
 {%- set list_length = none if none in cutoffs else (cutoffs | max) -%}
 {%- if list_length is not none and list_length > reg.whole_list_from and not tie_groups -%}{%- set list_length = none -%}{%- endif -%}
 {%- if list_length is none and tie_groups -%}{%- set list_length = reg.max_cutoff -%}{%- endif -%}
+{%- endif -%}
+{%- set column_of = {} -%}
+{%- for m in requested -%}{%- do column_of.update({m.label: sqlmetrics.quote_identifier(labels[loop.index0], dialect)}) -%}{%- endfor -%}
 {%- set metrics_ctx = [] -%}
 {%- set reads = [] -%}
-{%- for m in requested -%}
+{%- for m in ranking -%}
 {%- set d = m.definition -%}
 {%- do metrics_ctx.append({'template': d.template, 'name': d.name, 'macro': d.macro, 'k': m.k, 'param': none,
-    'column': sqlmetrics.quote_identifier(labels[loop.index0], dialect), 'formula': d.formula,
+    'column': column_of[m.label], 'formula': d.formula,
     'aggregate': d.aggregate, 'bound': d.bound}) -%}
 {%- set wants = d.reads + (d.whole_list_reads if m.k is none else []) + (d.short_list_reads if m.k is not none and c.short_lists != 'pad' else []) -%}
 {%- for r in wants if r not in reads -%}{%- do reads.append(r) -%}{%- endfor -%}
@@ -378,5 +408,105 @@
     'empty': c.empty, 'missing': c.missing, 'ap_denominator': c.ap_denominator,
     'short_lists': c.short_lists, 'duplicates': c.duplicates, 'truth_duplicates': c.truth_duplicates,
     'per_user': o.per_user, 'partition': none, 'metrics': metrics_ctx, 'reads': reads | sort,
-    'beyond': none, 'subtopics': none, 'exact_sums': 'fast'}) }}
+    'beyond': sqlmetrics._beyond_context(recs, unit, item, requested, o, extra, column_of, dialect, reg),
+    'subtopics': none, 'exact_sums': 'fast'}) }}
+{%- endmacro %}
+
+{#- plan._keyed_input, for history (partial: joined on the unit's key columns it has) -#}
+{% macro _keyed_input(recs, unit, item, source, role, o, dialect, reg) -%}
+{%- set keys = [o.user] if o.user is string else o.user -%}
+{%- set found = [] -%}
+{%- for name in keys -%}
+{%- set matches = [] -%}
+{%- for c in source.columns if c == name or c | lower == name | lower -%}{%- do matches.append(c) -%}{%- endfor -%}
+{%- if matches -%}
+{%- set column = sqlmetrics._find_column(source, name, role, 'user') -%}
+{%- do sqlmetrics._require_same_family(recs, unit[loop.index0], source, column, 'user', role, reg) -%}
+{%- do found.append({'alias': sqlmetrics._unit_alias(loop.index0), 'column': sqlmetrics.quote_identifier(column, dialect), 'found': column}) -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if not found -%}
+{{ sqlmetrics._fail(role ~ ' (' ~ source.label ~ ') has none of the unit\'s key columns (' ~ (keys | join(', ')) ~ '); its columns are: ' ~ (source.columns | list | join(', '))) }}
+{%- endif -%}
+{%- set s_item = sqlmetrics._find_column(source, o.item, role, 'item') -%}
+{%- do sqlmetrics._require_same_family(recs, item, source, s_item, 'item', role, reg) -%}
+{%- set units = [] -%}
+{%- for u in found -%}{%- do units.append({'alias': u.alias, 'column': u.column}) -%}{%- endfor -%}
+{{ return({'source': source.sql, 'label': source.label, 'unit': units,
+    'item': sqlmetrics.quote_identifier(s_item, dialect),
+    'names': {'unit': found | map(attribute='found') | list, 'item': s_item}}) }}
+{%- endmacro %}
+
+{#- plan._beyond_context: what the beyond-accuracy templates (sql/beyond/) need -#}
+{% macro _beyond_context(recs, unit, item, requested, o, extra, column_of, dialect, reg) -%}
+{%- set beyond = [] -%}
+{%- for m in requested if m.definition.beyond -%}{%- do beyond.append(m) -%}{%- endfor -%}
+{%- if not beyond -%}{{ return(none) }}{%- endif -%}
+{%- if o.per_user -%}
+{%- for m in beyond if not m.definition.per_user -%}
+{{ sqlmetrics._fail('per_user=True: ' ~ m.label ~ ' has no per-user value (it describes all the lists together); request it without per_user=True') }}
+{%- endfor -%}
+{%- endif -%}
+{%- set needs = [] -%}
+{%- for m in beyond -%}{%- for need in m.definition.needs if need not in needs -%}{%- do needs.append(need) -%}{%- endfor -%}{%- endfor -%}
+{%- set history, catalog, features = extra.history, extra.catalog, extra.item_features -%}
+{%- set similarity = none -%}
+{%- if 'similarity' in needs -%}{%- set similarity = 'features' if features is not none else 'cooccurrence' -%}{%- endif -%}
+{%- set uses_history = 'history' in needs or similarity == 'cooccurrence' or ('catalog' in needs and catalog is none) -%}
+{%- if uses_history and history is none -%}
+{%- set wants = [] -%}
+{%- for m in beyond if m.definition.needs | select('in', ['history', 'similarity', 'catalog']) | list -%}{%- do wants.append(m.label) -%}{%- endfor -%}
+{{ sqlmetrics._fail((wants | join(', ')) ~ " needs the users' history: pass history=<a relation of (user, item) interactions>" ~ (" (or catalog=<a relation of items>)" if 'catalog' in needs else '') ~ (" (or item_features=<a relation of item, vector>)" if 'similarity' in needs else '')) }}
+{%- endif -%}
+{%- set history_ctx = none -%}
+{%- if uses_history -%}
+{%- set history_ctx = sqlmetrics._keyed_input(recs, unit, item, history, 'history', o, dialect, reg) -%}
+{%- endif -%}
+{%- set catalog_ctx = none -%}
+{%- if 'catalog' in needs and catalog is not none -%}
+{%- set c_item = sqlmetrics._find_column(catalog, o.item, 'catalog', 'item') -%}
+{%- do sqlmetrics._require_same_family(recs, item, catalog, c_item, 'item', 'catalog', reg) -%}
+{%- set catalog_ctx = {'source': catalog.sql, 'label': catalog.label, 'item': sqlmetrics.quote_identifier(c_item, dialect), 'names': {'item': c_item}} -%}
+{%- endif -%}
+{%- set features_ctx = none -%}
+{%- if similarity == 'features' -%}
+{%- set f_item = sqlmetrics._find_column(features, o.item, 'item_features', 'item') -%}
+{%- set f_vec = sqlmetrics._find_column(features, o.features, 'item_features', 'features') -%}
+{%- do sqlmetrics._require_same_family(recs, item, features, f_item, 'item', 'item_features', reg) -%}
+{%- set vector_type = features.columns[f_vec] -%}
+{#- (PostgreSQL's information_schema names every array type ARRAY, without its element type) -#}
+{%- set element = modules.re.match(reg.patterns.vector, vector_type) -%}
+{%- if vector_type != 'ARRAY' and (element is none or not (modules.re.match(reg.patterns.integer, element.group(1)) or modules.re.match(reg.patterns.float, element.group(1)) or modules.re.match(reg.patterns.decimal, element.group(1)))) -%}
+{{ sqlmetrics._fail('item_features (' ~ features.label ~ '): the features column ' ~ f_vec ~ ' must be a list or array of numbers (e.g. FLOAT[]), but it is ' ~ vector_type) }}
+{%- endif -%}
+{%- set features_ctx = {'source': features.sql, 'label': features.label, 'item': sqlmetrics.quote_identifier(f_item, dialect),
+    'vector': sqlmetrics.quote_identifier(f_vec, dialect), 'names': {'item': f_item, 'vector': f_vec}} -%}
+{%- endif -%}
+{%- set families = [] -%}
+{%- for m in beyond -%}
+{%- set family = m.definition.template.split('/')[-1].split('.')[0] -%}
+{%- if family not in families -%}{%- do families.append(family) -%}{%- endif -%}
+{%- endfor -%}
+{%- set metrics_ctx = [] -%}
+{%- set columns = [] -%}
+{%- set ks = {'lists': [], 'catalog': [], 'diversity': [], 'serendipity': []} -%}
+{%- for m in beyond -%}
+{%- do metrics_ctx.append({'name': m.definition.name, 'k': m.k, 'column': sqlmetrics.quote_identifier(m.label, dialect), 'per_user': m.definition.per_user}) -%}
+{%- if m.k is not none -%}
+{%- if m.definition.uses_lists -%}{%- do ks.lists.append(m.k) -%}{%- endif -%}
+{%- if m.definition.name in ('catalog_coverage', 'gini') -%}{%- do ks.catalog.append(m.k) -%}{%- endif -%}
+{%- if m.definition.name in ('diversity', 'serendipity') -%}{%- do ks[m.definition.name].append(m.k) -%}{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- for m in requested -%}{%- do columns.append(column_of[m.label]) -%}{%- endfor -%}
+{%- set relevance = [] -%}
+{%- for m in beyond if m.definition.uses_lists and 'relevance' in m.definition.needs -%}{%- do relevance.append(m.label) -%}{%- endfor -%}
+{{ return({'metrics': metrics_ctx, 'families': families,
+    'list_length': (ks.lists | max) if ks.lists else none,
+    'history': history_ctx, 'catalog': catalog_ctx, 'features': features_ctx, 'similarity': similarity,
+    'relevance': relevance | length > 0,
+    'catalog_k': (ks.catalog | max) if ks.catalog and catalog_ctx is not none else none,
+    'diversity_k': (ks.diversity | max) if ks.diversity else none,
+    'serendipity_k': (ks.serendipity | max) if ks.serendipity else none,
+    'columns': columns}) }}
 {%- endmacro %}

@@ -35,15 +35,16 @@ from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
 from ..names.metric_names import _NAME, MAX_CUTOFF
 from ..names.profiles import PROFILES
 from ..names.registry import METRICS
-from ..statement import dialects
+from ..statement import dialects, plan
 from ..statement.dialects import _CONTROL_ESCAPES, _SIMPLE, DIALECTS
 from ..statement.plan import _NEGATABLE, WHOLE_LIST_FROM
 from ..statement.templates import template_dir
 
 ROOT_TEMPLATE = "evaluate.sql.j2"
-# The files the statement of the ranking metrics renders (the beyond-accuracy metrics,
-# partitions=N and convention groups are not in the dbt package)
-UNSUPPORTED_INCLUDES = ("beyond/",)
+# The directories of the files that an import expression may name (a dialect, a metric's
+# template, a beyond-accuracy family); partitions=N and convention groups are not in the dbt
+# package (nothing it renders imports them)
+IMPORTED_DIRECTORIES = ("dialects", "metrics", "beyond")
 
 RENDER_FILE = "dbt/macros/generated/render_statement.sql"
 DATA_FILE = "dbt/macros/generated/registry.sql"
@@ -52,6 +53,16 @@ _HEADER = """\
 {#- GENERATED from the templates of sql/ by `python -m sqlmetrics.api.regenerate`
     (sqlmetrics/api/dbt_package.py): do not edit. -#}
 """
+
+# compare()'s columns that SQL computes (the dbt package's compare()), and its context's keys
+# (compare.py's compare_context, with exact_sums, per_user_sql: the statement of the units'
+# values, and each metric's label)
+COMPARE_TEMPLATE = "compare/sql_columns.sql.j2"
+COMPARE_KEYS = (
+    "dialect", "within", "systems", "units", "metrics", "test", "unpaired_test", "design_gate",
+    "covariate", "replicates", "seed", "digit_places", "poisson_thresholds", "bootstrap_buckets",
+    "quantiles", "small_sample", "exact_sums", "per_user_sql",
+)  # fmt: skip
 
 # The context's keys (plan.build_context's, with exact_sums), set as variables of the macro
 CONTEXT_KEYS = (
@@ -105,15 +116,26 @@ def _expand_includes(name: str) -> list[tuple[str, str]]:
     for piece in _blocks(_tokens(name)):
         words = _significant(piece)
         if piece[0][0] == "block_begin" and words[:1] == ["include"]:
+            # (between empty outputs: the file's own whitespace control, as `{#-` on its first
+            # line, strips nothing of the includer's text, as an include renders alone)
             target = json.loads(words[1].replace("'", '"'))
-            if target.startswith(UNSUPPORTED_INCLUDES):
-                message = "sqlmetrics: the dbt package has no beyond-accuracy metrics yet"
-                out += [("data", "{{ exceptions.raise_compiler_error(" + repr(message) + ") }}")]
-                continue
-            out += _expand_includes(target)
+            out += [("data", _NOTHING), *_expand_includes(target), ("data", _NOTHING)]
         else:
             out += piece
     return out
+
+
+_NOTHING = "{{ '' }}"
+
+
+def _includes(name: str) -> list[str]:
+    """The files a template includes."""
+    found = []
+    for piece in _blocks(_tokens(name)):
+        words = _significant(piece)
+        if piece[0][0] == "block_begin" and words[:1] == ["include"]:
+            found.append(json.loads(words[1].replace("'", '"')))
+    return found
 
 
 def _imports(tokens: list[tuple[str, str]]) -> list[str]:
@@ -127,14 +149,15 @@ def _imports(tokens: list[tuple[str, str]]) -> list[str]:
     return found
 
 
-def _files() -> list[str]:
+def _files(root_template: str = ROOT_TEMPLATE) -> list[str]:
     """Every file the root template may import, in an order where each comes after those it
-    imports (its module-level code reads them), the root last."""
-    names = sorted(
-        str(p.relative_to(template_dir())).replace("\\", "/")
-        for p in template_dir().rglob("*.sql.j2")
-        if str(p.relative_to(template_dir())).split("/")[0] in ("dialects", "metrics")
-    )
+    imports (its module-level code reads them), the root last. (evaluate.sql.j2: every
+    dialect, metric and beyond family first; another root: what it imports.)"""
+    root = template_dir()
+    every = sorted(str(p.relative_to(root)).replace("\\", "/") for p in root.rglob("*.sql.j2"))
+    # (a file that is included, as beyond/inputs.sql.j2, is text in place, never a module)
+    included = {target for name in every for target in _includes(name)}
+    names = [n for n in every if n.split("/")[0] in IMPORTED_DIRECTORIES and n not in included]
     order: list[str] = []
 
     def visit(name: str) -> None:
@@ -145,18 +168,21 @@ def _files() -> list[str]:
                 visit(target)
         order.append(name)
 
-    for name in names:
-        visit(name)
-    visit(ROOT_TEMPLATE)
+    if root_template == ROOT_TEMPLATE:
+        for name in names:
+            visit(name)
+    visit(root_template)
     return order
 
 
 def _targets(expression: str, candidates: list[str]) -> list[str]:
-    """The files an import expression can name: a literal, or one of the dialects or metrics."""
+    """The files an import expression can name: a literal, or one of the dialects, the beyond
+    families or the metrics."""
     if expression.startswith("'") and expression.endswith("'") and "~" not in expression:
         return [expression[1:-1]]
-    if "dialects/" in expression:
-        return [n for n in candidates if n.startswith("dialects/")]
+    for directory in ("dialects/", "beyond/"):
+        if directory in expression:
+            return [n for n in candidates if n.startswith(directory)]
     return [n for n in candidates if n.startswith("metrics/")]  # (m.template)
 
 
@@ -265,9 +291,11 @@ def _split(tokens: list[tuple[str, str]]) -> tuple[str, str]:
             elif words[:1] in (["endmacro"], ["endcall"]):
                 depth -= 1
             macros.append(_text(piece))
-        elif words[:1] == ["set"] and "=" not in words:  # {% set x %}...{% endset %}
+        elif words[:1] in (["for"], ["set"]) and "=" not in words:
+            # {% set x %}...{% endset %}, {% for %}...{% endfor %} (a module-level loop: its sets)
+            end = "endset" if words[0] == "set" else "endfor"
             j = i
-            while not (pieces[j][0][0] == "block_begin" and _significant(pieces[j])[:1] == ["endset"]):
+            while not (pieces[j][0][0] == "block_begin" and _significant(pieces[j])[:1] == [end]):
                 module.append(_text(pieces[j]))
                 j += 1
             module.append(_text(pieces[j]))
@@ -322,7 +350,10 @@ def _literal_macro() -> str:
 
 
 _SUM_TERMS = """\
-{#- exact_sums.SumTerms: the terms collected between open() and close() -#}
+{#- exact_sums.SumTerms: the terms collected between open() and close(). (A list's `in` and
+    index() per call, where SumTerms looks up a dict: measured on 2026-11-27, the generated
+    template renders 498 metrics in 0.13 s with it and with a dict alike, each aggregate's
+    terms being few.) -#}
 {%- set _st_stack = [] -%}
 {%- macro _st_open() -%}{%- if _st_stack.append([]) -%}{%- endif -%}{%- endmacro -%}
 {%- macro _st_collecting() -%}{{ 'yes' if _st_stack else '' }}{%- endmacro -%}
@@ -337,18 +368,20 @@ _SUM_TERMS = """\
 """
 
 
-def render_macro() -> str:
-    """The dbt macro `render_statement(ctx)`: evaluate.sql.j2 and everything it renders."""
-    files = _files()
-    parts = [_HEADER, "{% macro render_statement(ctx) -%}"]
-    parts += [f"{{%- set {key} = ctx[{key!r}] -%}}" for key in CONTEXT_KEYS]
+def render_macro(root_template: str = ROOT_TEMPLATE, macro: str = "render_statement",
+                 keys: tuple[str, ...] = CONTEXT_KEYS) -> str:
+    """The dbt macro `render_statement(ctx)`: evaluate.sql.j2 and everything it renders (or
+    another root template, as `macro`, with the context `keys`)."""
+    files = _files(root_template)
+    parts = [_HEADER, f"{{% macro {macro}(ctx) -%}}"]
+    parts += [f"{{%- set {key} = ctx[{key!r}] -%}}" for key in keys]
     prelude = _literal_macro() + "\n" + _SUM_TERMS
     prelude_tokens = [(k, v) for _, k, v in _env().lexer.tokeniter(prelude, "prelude")]
     parts.append("".join(v for _, v in _with_aliases(prelude_tokens)))
     modules = []
     for n, name in enumerate(files):
         tokens = _with_aliases(_expand_includes(name))
-        if name == ROOT_TEMPLATE:
+        if name == root_template:
             root = _convert_imports(tokens)
             continue
         macros, variables, aliases = _top_level(tokens)
@@ -363,7 +396,7 @@ def render_macro() -> str:
     for name, module_text, members in modules:
         parts.append(module_text)
         parts.append(f"{{%- if _m.update({{{name!r}: namespace({{{members}}})}}) -%}}{{%- endif -%}}")
-    parts.append(f"{{#- {ROOT_TEMPLATE} -#}}")
+    parts.append(f"{{#- {root_template} -#}}")
     parts.append("".join(v for _, v in root))
     parts.append("{%- endmacro %}\n")
     return "\n".join(parts)
@@ -387,6 +420,9 @@ def data_macro() -> str:
             "whole_list_reads": list(m.whole_list_reads),
             "short_list_reads": list(m.short_list_reads),
             "beyond": m.beyond,
+            "needs": list(m.needs),
+            "uses_lists": m.uses_lists,
+            "per_user": m.per_user,
         }
         for name, m in METRICS.items()
     }
@@ -415,6 +451,7 @@ def data_macro() -> str:
             "integer": columns._INTEGER.pattern,
             "float": columns._FLOAT.pattern,
             "decimal": columns._DECIMAL.pattern,
+            "vector": plan._VECTOR.pattern,
             "type_decimal": dialects._DECIMAL.pattern,
             "sized_text": dialects._SIZED_TEXT.pattern,
         },
@@ -462,6 +499,14 @@ def template_macros() -> str:
         + "    call), as a string: see sqlmetrics/api/dbt_package.py. -#}\n"
         + "{% macro statement_template() -%}\n{{ return("
         + _jinja_string(render_macro() + _alias("render_statement") + "{{ render_statement(ctx) }}")
+        + ") }}\n{%- endmacro %}\n\n"
+        + "{#- compare()'s statement, with the columns SQL computes, as a string: the same way -#}\n"
+        + "{% macro compare_template() -%}\n{{ return("
+        + _jinja_string(
+            render_macro(COMPARE_TEMPLATE, "render_compare", COMPARE_KEYS)
+            + _alias("render_compare")
+            + "{{ render_compare(ctx) }}"
+        )
         + ") }}\n{%- endmacro %}\n\n"
         + "{#- The context (JSON) as the template's first statement -#}\n"
         + "{% macro context_prefix(ctx_json) -%}\n{{ return("

@@ -1,9 +1,9 @@
-"""DuckDB macros: every ranking metric as a table macro, rendered from the templates of sql/.
+"""DuckDB macros: every metric as a table macro, rendered from the templates of sql/.
 
 `macro_definitions()` is the text of a SQL file of `CREATE OR REPLACE MACRO` statements (what
 `sqlmetrics macros` writes, and what the repository keeps in duckdb_macros/sqlmetrics_macros.sql);
 `install_macros(con)` runs it in a connection. After that, plain SQL (the DuckDB CLI included)
-computes every ranking metric, with the statement that evaluate() runs:
+computes every ranking and beyond-accuracy metric, with the statement that evaluate() runs:
 
     SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],
                                   relevance := 'event_type',
@@ -13,18 +13,24 @@ Nothing here writes a formula: each macro's body is evaluate.sql.j2 rendered by 
 build_context() for the metric, over fixed internal column names that a short input query
 fills from the macro's parameters (see _recs_input and _truth_input), with the cutoff k (and
 set_F's beta) left as the macro's parameter. The conventions are trec_eval's defaults, with
-truth_duplicates='max' (an event log's repeated rows count once, at their highest grade).
+truth_duplicates='max' (an event log's repeated rows count once, at their highest grade), or
+those given to macros() (a variant of the file, its names under another prefix). Each macro
+holds the statement twice: over every segment and unit column, and over the unit's first
+column alone (no segment), picked by a condition DuckDB folds at the call (Macro.sql()).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConventionError
 from ..inputs.sources import Source
 from ..names.conventions import Conventions
 from ..names.metric_names import parse_metric
+from ..names.profiles import conventions_by_metric
 from ..names.registry import METRICS, MetricDefinition
 from ..statement.plan import ColumnNames, build_context
 from ..statement.templates import render
@@ -38,6 +44,8 @@ MAX_MACRO_CUTOFF = 100_000
 # gives NaN and evaluate() runs the wide form): their macros are the wide form, as a macro
 # cannot run a statement again
 WIDE_TEMPLATES = frozenset({"metrics/rank_biased.sql.j2"})
+# ... nor the cosine similarities of item_features= (diversity's and serendipity's terms)
+WIDE_INPUTS = frozenset({"item_features"})
 
 # Internal names: the input queries' columns (nothing of the caller's is named like them)
 # The segment: up to MAX_SEGMENT_COLUMNS plain columns (a STRUCT of them made the statement
@@ -54,6 +62,7 @@ _ITEM = "sqlmetrics_item"
 _SCORE = "sqlmetrics_score"
 _REL = "sqlmetrics_relevance"
 _NO_GRADE = "sqlmetrics_one"  # relevance := NULL: every truth row has grade 1
+_FEATURES = "sqlmetrics_features"  # item_features' vector column
 
 # The parameters, as the caller names them (the body refers to no column of these names:
 # tests/test_macros.py checks it)
@@ -68,6 +77,10 @@ _PARAMETERS = (
     "relevance",
     "grades",
     "beta",
+    "history",
+    "catalog",
+    "item_features",
+    "features",
 )
 
 
@@ -85,6 +98,18 @@ class _Parameter:
         return _Parameter(f"({self.sql} + {other})")
 
     __radd__ = __add__
+
+    # k >= 1 (the checks): larger than the 0 of the templates' `x or 0` (similarity.sql.j2
+    # takes the larger of two cutoffs, one of them absent in a macro of one metric)
+    def __gt__(self, other: Any) -> bool:
+        if other != 0:
+            return NotImplemented
+        return True
+
+    def __lt__(self, other: Any) -> bool:
+        if other != 0:
+            return NotImplemented
+        return False
 
 
 def _by(i: int, per_user: bool) -> str:
@@ -111,7 +136,7 @@ def _with_stand_ins(role: str = "recs", checks: str = "TRUE") -> str:
     stand_ins = [f"0 AS {n}" for n in _UNIT_STAND_INS]
     if role == "recs":
         stand_ins += [f"NULL AS {n}" for n in _STAND_INS]
-    else:
+    elif role == "truth":
         stand_ins.append(f"1 AS {_NO_GRADE}")
     return f"(SELECT *, {', '.join(stand_ins)} FROM query_table({role}) WHERE {checks}) AS {role}_columns"
 
@@ -154,6 +179,25 @@ def _truth_input() -> str:
     )
 
 
+def _history_input() -> str:
+    """history as the unit (every `user` column: it is joined on all of them) and the item."""
+    item = f"COLUMNS(lambda c: c = item) AS {_ITEM}"
+    return f"(SELECT {_unit_columns()}{item} FROM {_with_stand_ins('history')})"
+
+
+def _catalog_input() -> str:
+    """catalog as its item column."""
+    return f"(SELECT COLUMNS(lambda c: c = item) AS {_ITEM} FROM query_table(catalog))"
+
+
+def _features_input() -> str:
+    """item_features as the item and its vector (the `features` column)."""
+    return (
+        f"(SELECT COLUMNS(lambda c: c = item) AS {_ITEM}, COLUMNS(lambda c: c = features) AS {_FEATURES} "
+        "FROM query_table(item_features))"
+    )
+
+
 # The grade of a truth row: the relevance column's number, or (grades given) the grade its
 # value has in the map, 0 for a value the map does not list (evaluate()'s action=/relevance=)
 _GRADE = (
@@ -173,6 +217,18 @@ def _lists_check(name: str) -> str:
     )
 
 
+def _unit_segment_check(name: str) -> str:
+    """missing='zero' gives a truth unit absent from a segment's lists 0 in every segment, or,
+    for a `by` column that is one of the unit's (a day of a (user, day) unit), in the segments
+    of its own value: the plan pairs them by name, which a macro's fixed columns do not carry.
+    So the macros of missing='zero' refuse such a call rather than cross the days."""
+    return (
+        f"CASE WHEN len(list_intersect(CAST(\"by\" AS VARCHAR[]), CAST(\"user\" AS VARCHAR[]))) > 0 "
+        f"THEN error('sqlmetrics: {name}: with missing=''zero'' no \"by\" column may be one of "
+        "the \"user\" columns; use evaluate()') ELSE TRUE END"
+    )
+
+
 def _cutoff_check(name: str) -> str:
     """A k outside 1 .. MAX_MACRO_CUTOFF fails the call with a message that says so (DuckDB
     folds the check away for a valid constant k)."""
@@ -186,18 +242,55 @@ def _cutoff_check(name: str) -> str:
     )
 
 
+# The inputs (table parameters) a beyond-accuracy macro takes besides recs, by what its metric
+# needs (registry.py); variant "history": the history in place of catalog= (its items) and of
+# item_features= (similarity from co-occurrence), as evaluate() without them
+def _beyond_inputs(metric: MetricDefinition, variant: str) -> tuple[str, ...]:
+    needs = metric.needs
+    out = ["recs"]
+    if "relevance" in needs:
+        out.append("truth")
+    if "history" in needs or variant == "history":
+        out.append("history")
+    if "catalog" in needs and not variant:
+        out.append("catalog")
+    if "similarity" in needs and not variant:
+        out.append("item_features")
+    return tuple(out)
+
+
+# The macros' conventions: trec_eval's (evaluate()'s defaults), with an event log's repeated
+# (user, item) truth rows counted once, at their highest grade
+MACRO_CONVENTIONS = Conventions(truth_duplicates="max")
+PREFIX = "sqlmetrics_"
+_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 @dataclass(frozen=True)
 class Macro:
-    """One table macro: a metric, whole-list or with the cutoff k, means or per unit."""
+    """One table macro: a metric, whole-list or with the cutoff k, means or per unit; a
+    beyond-accuracy metric in one of its variants (inputs); under `conventions`, named with
+    `prefix`."""
 
     metric: MetricDefinition
     whole: bool  # over the whole list (a metric that takes @k, named without it)
     per_user: bool
+    variant: str = ""  # "history": the history table in place of catalog or item_features
+    conventions: Conventions = MACRO_CONVENTIONS
+    prefix: str = PREFIX
 
     @property
     def name(self) -> str:
-        name = "sqlmetrics_" + self.metric.name.replace(".", "_")
+        name = self.prefix + self.metric.name.replace(".", "_")
+        name += f"_{self.variant}" if self.variant else ""
         return name + ("_whole" if self.whole else "") + ("_per_user" if self.per_user else "")
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The table parameters, in their order."""
+        if not self.metric.beyond:
+            return ("recs", "truth")
+        return _beyond_inputs(self.metric, self.variant)
 
     @property
     def has_cutoff(self) -> bool:
@@ -206,10 +299,12 @@ class Macro:
     def checks(self) -> str:
         """What fails a bad call before any row is read on: k, and the lists' columns."""
         checks = _lists_check(self.name)
+        if self.conventions.missing == "zero" and not self.metric.beyond:
+            checks += f" AND {_unit_segment_check(self.name)}"
         return f"{_cutoff_check(self.name)} AND {checks}" if self.has_cutoff else checks
 
     def parameters(self) -> str:
-        params = ["recs", "truth"]
+        params = list(self.inputs)
         if self.has_cutoff:
             params.append("k := 10")
         if self.metric.parameter == "beta":
@@ -219,81 +314,179 @@ class Macro:
             "\"user\" := ['user_id']",
             "item := 'item_id'",
             "score := 'score'",
-            "relevance := 'relevance'",
-            "grades := NULL",
         ]
+        if "truth" in self.inputs:
+            params += ["relevance := 'relevance'", "grades := NULL"]
+        if "item_features" in self.inputs:
+            params.append("features := 'features'")
         return ", ".join(params)
 
-    def sql(self) -> str:
-        """The CREATE MACRO statement."""
+    def _sources(self) -> dict[str, Source | None]:
+        """The inputs as the Sources build_context reads: the input queries, with their fixed
+        internal columns."""
+        unit_types = dict.fromkeys(_UNITS, "ANY")
+        sources: dict[str, Source | None] = {
+            "recs": Source(
+                _recs_input(self.per_user, self.checks()),
+                "the recs table",
+                {**dict.fromkeys(_GROUPS, "ANY"), **unit_types, _ITEM: "VARCHAR", _SCORE: "DOUBLE"},
+            )
+        }
+        inputs = {
+            "truth": (_truth_input, {**unit_types, _ITEM: "VARCHAR", _REL: "DOUBLE"}),
+            "history": (_history_input, {**unit_types, _ITEM: "VARCHAR"}),
+            "catalog": (_catalog_input, {_ITEM: "VARCHAR"}),
+            "item_features": (_features_input, {_ITEM: "VARCHAR", _FEATURES: "DOUBLE[]"}),
+        }
+        for role, (query, types) in inputs.items():
+            present = role in self.inputs
+            sources[role] = Source(query(), f"the {role} table", types) if present else None
+        return sources
+
+    def body(self, groups: list[str], units: list[str]) -> str:
+        """The statement of evaluate() for the metric over the input queries' fixed columns:
+        the segment's `groups` and the unit's `units` (all of them, or fewer: a variant)."""
         metric = self.metric
         label = metric.name if not self.has_cutoff else f"{metric.name}@10"
         requested = parse_metric(label)
         if metric.parameter == "beta":
             requested = parse_metric("set_F")
-        recs = Source(
-            _recs_input(self.per_user, self.checks()),
-            "the recs table",
-            {**dict.fromkeys(_GROUPS + _UNITS, "ANY"), _ITEM: "VARCHAR", _SCORE: "DOUBLE"},
+        sources = self._sources()
+        truth = sources["truth"]
+        names = ColumnNames(
+            user=units, item=_ITEM, score=_SCORE, relevance=_REL if truth else None, features=_FEATURES
         )
-        truth = Source(
-            _truth_input(), "the truth table",
-            {**dict.fromkeys(_UNITS, "ANY"), _ITEM: "VARCHAR", _REL: "DOUBLE"},
-        )
-        names = ColumnNames(user=_UNITS, item=_ITEM, score=_SCORE, relevance=_REL)
         context = build_context(
-            recs,
+            sources["recs"],
             truth,
             [requested],
             names,
-            Conventions(truth_duplicates="max"),
-            _GROUPS,
+            self.conventions,
+            groups,
             self.per_user,
+            history=sources["history"],
+            catalog=sources["catalog"],
+            item_features=sources["item_features"],
         )
-        (entry,) = context["metrics"]
-        entry["column"] = f'"{metric.name}"'
-        if self.has_cutoff:
-            context["list_length"] = entry["k"] = _Parameter("k")
-        if metric.parameter == "beta":
-            entry["param"] = _Parameter("beta")
+        column = f'"{metric.name}"'
+        cutoff = _Parameter("k")
+        if metric.beyond:
+            beyond = context["beyond"]
+            (entry,) = beyond["metrics"]
+            entry["column"] = column
+            beyond["columns"] = [column]
+            if self.has_cutoff:
+                entry["k"] = cutoff
+                if metric.uses_lists:
+                    context["list_length"] = cutoff
+                for key in ("list_length", "catalog_k", "diversity_k", "serendipity_k"):
+                    if beyond[key] is not None:
+                        beyond[key] = cutoff
+            _name_inputs(beyond)
+        else:
+            (entry,) = context["metrics"]
+            entry["column"] = column
+            if self.has_cutoff:
+                context["list_length"] = entry["k"] = cutoff
+            if metric.parameter == "beta":
+                entry["param"] = _Parameter("beta")
         # the names the input checks' messages give
-        unit_names = ["user", "second key"]
-        context["recs"]["names"] = {"unit": unit_names, "item": "item", "key": "score"}
-        context["truth"]["names"] = {"unit": unit_names, "item": "item"}
-        context["truth"]["relevance"]["column"] = _GRADE
-        context["exact_sums"] = "wide" if metric.template in WIDE_TEMPLATES else "fast"
-        body = render("evaluate.sql.j2", context).rstrip("\n")
+        context["recs"]["names"] = {"unit": _UNIT_NAMES, "item": "item", "key": "score"}
+        if truth is not None:
+            context["truth"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
+            context["truth"]["relevance"]["column"] = _GRADE
+        wide = metric.template in WIDE_TEMPLATES or WIDE_INPUTS & set(self.inputs)
+        context["exact_sums"] = "wide" if wide else "fast"
+        return render("evaluate.sql.j2", context).rstrip("\n")
+
+    def sql(self) -> str:
+        """The CREATE MACRO statement: the statement over every segment and unit column, and
+        a variant over the unit's first column alone (no segment, one unit column: the
+        common call), each under the condition that picks it; DuckDB folds the condition of
+        a call, and runs one of the two (the stand-in columns of the first made it 1.15-1.26x
+        evaluate(): docs/performance.md)."""
+        plain = self.body([], _UNITS[:1])
+        # ... with the stand-ins of the segment (and the unit's second column) put back
+        stand_ins = ", ".join(["NULL"] * len(_GROUPS)) + ", "
+        if self.per_user:
+            shown = f"{stand_ins}{_UNITS[0]}, 0 AS {_UNITS[1]}, \"{self.metric.name}\""
+        else:
+            shown = f"{stand_ins}*"
         # the segment's columns (and per unit the unit's), then users and the mean or the value
-        shown = (
+        columns = (
             "COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') "
             "AND NOT starts_with(c, 'sqlmetrics_unone'))"
         )
         return (
             f"CREATE OR REPLACE MACRO {self.name}({self.parameters()}) AS TABLE\n"
-            f"SELECT {shown} FROM (\n"
-            f"SELECT * FROM ({_names_query(self.per_user, metric.name)}) AS sqlmetrics_names\n"
+            f"SELECT {columns} FROM (\n"
+            f"SELECT * FROM ({_names_query(self.per_user, self.metric.name)}) AS sqlmetrics_names\n"
             "UNION ALL\n"
-            f"SELECT * FROM (\n{body}\n) AS sqlmetrics_result\n"
+            f"SELECT * FROM (\n{self.body(_GROUPS, _UNITS)}\n) AS sqlmetrics_result WHERE NOT {_PLAIN}\n"
+            "UNION ALL\n"
+            f"SELECT {shown} FROM (\n{plain}\n) AS sqlmetrics_plain WHERE {_PLAIN}\n"
             ") AS sqlmetrics_columns\n"
             "ORDER BY ALL;\n"
         )
 
 
-def macros() -> list[Macro]:
+# the call of the plain variant: no segment, one unit column
+_PLAIN = '(len("by") = 0 AND len("user") = 1)'
+
+
+# how the input checks' messages name the unit's key columns
+_UNIT_NAMES = ["user", "second key"]
+
+
+def _name_inputs(beyond: dict[str, Any]) -> None:
+    """The names the beyond-accuracy inputs' checks give in their messages."""
+    if beyond["history"] is not None:
+        beyond["history"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
+    if beyond["catalog"] is not None:
+        beyond["catalog"]["names"] = {"item": "item"}
+    if beyond["features"] is not None:
+        beyond["features"]["names"] = {"item": "item", "vector": "features"}
+
+
+def macros(prefix: str = PREFIX, profile: str | None = None, **conventions: Any) -> list[Macro]:
     """Every macro, in the registry's order: each ranking metric (and its whole-list form),
-    means and per unit."""
+    means and per unit; each beyond-accuracy metric with its cutoff, in each variant of its
+    inputs, means and (where it has a value per unit) per unit.
+
+    profile and conventions (evaluate()'s keywords: ties=, gain=, ...): the conventions of the
+    macros, resolved per metric as evaluate() resolves them (truth_duplicates 'max' unless
+    given); a metric that the conventions do not define (ties='average' for map) has no macro.
+    prefix: the macros' names start with it (several sets of conventions side by side).
+
+    >>> ranx = {m.name: m for m in macros("ranx_", profile="ranx")}
+    >>> ranx["ranx_ndcg_per_user"].conventions.missing
+    'zero'
+    """
+    if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+        raise ConventionError(f"prefix={prefix!r}: the macros' names start with it, so it must be a SQL name")
+    given = {name: value for name, value in conventions.items() if value is not None}
+    explicit = {"truth_duplicates": MACRO_CONVENTIONS.truth_duplicates, **given}
     out = []
     for metric in METRICS.values():
-        if metric.beyond or "subtopics" in metric.reads:  # (the intent-aware: no macro yet)
-            continue
-        for whole in (False, True) if metric.needs_cutoff else (False,):
-            for per_user in (False, True):
-                out.append(Macro(metric, whole, per_user))
+        (chosen,) = conventions_by_metric(profile, explicit, [metric.name])
+        if chosen.ties in ("average", "evidently") and not metric.tie_averaged:
+            continue  # (plan.build_context refuses it: no position for the i-th hit)
+        if "subtopics" in metric.reads:
+            continue  # (the intent-aware measures: no macro yet)
+        if {"genres", "baseline"} & set(metric.needs):
+            continue  # (calibration, rbo, group exposure: no macro yet)
+        if metric.beyond:
+            variants = ("", "history") if {"catalog", "similarity"} & set(metric.needs) else ("",)
+            per_unit = (False, True)[: 1 + metric.per_user]
+            forms = [(False, per_user, v) for v in variants for per_user in per_unit]
+        else:
+            forms = [(w, p, "") for w in (False, True)[: 1 + metric.needs_cutoff] for p in (False, True)]
+        out += [Macro(metric, whole, per_user, variant, chosen, prefix) for whole, per_user, variant in forms]
     return out
 
 
 _HEADER = """\
--- sqlmetrics: ranking metrics as DuckDB table macros. GENERATED from the templates of sql/
+-- sqlmetrics: ranking and beyond-accuracy metrics as DuckDB table macros. GENERATED from sql/
 -- (sqlmetrics/api/macros.py; regenerate with `python -m sqlmetrics.api.regenerate`): do not edit.
 -- Load it in the DuckDB CLI with `.read sqlmetrics_macros.sql`, then for example
 --   SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],
@@ -302,20 +495,29 @@ _HEADER = """\
 """
 
 
-def macro_definitions() -> str:
-    """The SQL file of every macro's CREATE OR REPLACE MACRO statement.
+def macro_definitions(prefix: str = PREFIX, profile: str | None = None, **conventions: Any) -> str:
+    """The SQL file of every macro's CREATE OR REPLACE MACRO statement (with `profile` and
+    `conventions`, named with `prefix`: see macros()).
 
     >>> text = macro_definitions()
     >>> text.count("CREATE OR REPLACE MACRO sqlmetrics_ndcg(")
     1
     """
-    return _HEADER + "".join("\n" + m.sql() for m in macros())
+    chosen = macros(prefix, profile, **conventions)
+    header = _HEADER
+    given = {"profile": profile, **conventions}
+    if prefix != PREFIX or any(v is not None for v in given.values()):
+        shown = ", ".join(f"{k}={v!r}" for k, v in given.items() if v is not None)
+        header += f"-- Conventions: {shown or 'the defaults'}; names: {prefix}<metric>.\n"
+    return header + "".join("\n" + m.sql() for m in chosen)
 
 
-def install_macros(con: Any) -> None:
+def install_macros(con: Any, prefix: str = PREFIX, profile: str | None = None, **conventions: Any) -> None:
     """Create every sqlmetrics macro in the DuckDB connection `con` (CREATE OR REPLACE: run
     it again after upgrading sqlmetrics). Temporary macros are not used, so in a database file
-    the macros stay for the next session too.
+    the macros stay for the next session too. profile, conventions (evaluate()'s: ties=,
+    gain=, ...) and prefix: see macros(); e.g. install_macros(con, "ranx_", profile="ranx")
+    adds ranx_ndcg, ... beside the default sqlmetrics_ndcg.
 
     >>> import duckdb, sqlmetrics
     >>> con = duckdb.connect()
@@ -325,7 +527,7 @@ def install_macros(con: Any) -> None:
     >>> con.sql("SELECT * FROM sqlmetrics_ndcg('recs', 'truth', k := 10)").fetchall()
     [(1, 1.0)]
     """
-    con.execute(macro_definitions())
+    con.execute(macro_definitions(prefix, profile, **conventions))
 
 
 # The checked-in copies (relative to the repository's root), rewritten by

@@ -139,6 +139,11 @@ def add_evaluation_options(parser: argparse.ArgumentParser, per_user: bool = Tru
         "actions: purchase=3,add_to_cart=2,view=1",
     )  # fmt: skip
     names.add_argument("--action", help="action column, graded by --relevance action=grade,...")
+    add_convention_options(parser)
+
+
+def add_convention_options(parser: argparse.ArgumentParser) -> None:
+    """--profile and the conventions (--ties, --gain, ..., --threshold)."""
     conv = parser.add_argument_group(
         "conventions (defaults reproduce trec_eval, or --profile's tool; see docs/conventions.md)"
     )
