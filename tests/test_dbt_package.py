@@ -101,7 +101,12 @@ def _through_generated(generated, con, metrics, dialect, **options) -> tuple[str
 RANKING = [m for m, d in METRICS.items() if not d.beyond and "subtopics" not in d.reads]  # (not in dbt yet)
 EVERY_LABEL = [m + ("@7" if METRICS[m].needs_cutoff else "") for m in RANKING]
 TIE_AVERAGED = [m for m in EVERY_LABEL if METRICS[m.split("@")[0]].tie_averaged]
-BEYOND = [m + ("@3" if METRICS[m].needs_cutoff else "") for m, d in METRICS.items() if d.beyond]
+# (calibration, rbo and group exposure: not in dbt yet)
+BEYOND = [
+    m + ("@3" if METRICS[m].needs_cutoff else "")
+    for m, d in METRICS.items()
+    if d.beyond and not {"genres", "baseline"} & set(d.needs)
+]
 BEYOND_PER_USER = [m for m in BEYOND if METRICS[m.split("@")[0]].per_user]
 CASES = [
     ({}, EVERY_LABEL),

@@ -16,8 +16,8 @@
                  item='item_id', score='score', rank=none, relevance=none, action=none, ties=none,
                  threshold=none, gain=none, empty=none, missing=none, ap_denominator=none,
                  duplicates=none, truth_duplicates=none, short_lists=none, profile=none,
-                 history=none, catalog=none, item_features=none, features='features', dialect=none,
-                 exact_sums='fast') -%}
+                 history=none, catalog=none, item_features=none, features='features', subtopics=none,
+                 dialect=none, exact_sums='fast') -%}
 {%- set comparison = {'by': by, 'baseline': baseline, 'test': test, 'confidence': confidence,
     'correction': correction, 'replicates': replicates, 'seed': seed, 'within': within,
     'design': design, 'covariate': covariate, 'expected_split': expected_split,
@@ -27,7 +27,7 @@
     'empty': empty, 'missing': missing, 'ap_denominator': ap_denominator, 'duplicates': duplicates,
     'truth_duplicates': truth_duplicates, 'short_lists': short_lists, 'profile': profile,
     'history': history, 'catalog': catalog, 'item_features': item_features, 'features': features,
-    'dialect': dialect, 'exact_sums': exact_sums} -%}
+    'subtopics': subtopics, 'dialect': dialect, 'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('compare_sql', 'sqlmetrics')(recs, metrics, comparison, options) ~ ') AS sqlmetrics_compare') }}
 {%- endmacro %}
 
