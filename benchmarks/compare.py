@@ -7,13 +7,15 @@ replicate stage's cost per (unit or bucket, replicate) row, extrapolated to the 
     python benchmarks/compare.py --users 1000000 --replicates 10000 --memory-limit 1500MB --partitions 4 \
         --test t,randomization,bootstrap                                 # the issue's target
     python benchmarks/compare.py --design unpaired --users 10000000 --replicates 10000 \
-        --memory-limit 1800MB --partitions 8 --test t,bootstrap         # an A/B test: 5M users per arm
+        --memory-limit 1800MB --partitions 8 --test t,bootstrap --data  # an A/B test: 5M users per arm
 
 Data (DuckDB tables of one connection, deterministic): recs has 10 items per (model, user)
 out of 200, scores from DuckDB's hash of (model, user, item); truth has 3 items per user with
 grades 1..3. With --design unpaired each user has the lists of one model only (A for even
-users, B for odd: an A/B test of users/2 per arm). Times exclude importing scipy.stats (once
-per process, 1 to 6 s here).
+users, B for odd: an A/B test of users/2 per arm). --data keeps them in a DuckDB file under
+benchmarks/data/ (made once, git-ignored), opened read-only by each measurement, so its peak
+RSS is the call's and not the tables' (10M users: 100M rows of lists). Times exclude
+importing scipy.stats (once per process, 1 to 6 s here).
 Each measurement runs in a child process (--child) that reports its wall time, CPU
 time and its own peak RSS (VmHWM), so one test's memory does not hide another's.
 """
@@ -49,12 +51,12 @@ def child(args: argparse.Namespace) -> None:
 
     import sqlmetrics
 
-    con = duckdb.connect()
+    con = duckdb.connect(args.data_file or ":memory:", read_only=bool(args.data_file))
     con.execute(f"SET threads = {args.threads}")
     if args.memory_limit:
         con.execute(f"SET memory_limit = '{args.memory_limit}'")
-    served = "WHERE (m = 'A') = (u % 2 = 0)" if args.design == "unpaired" else ""
-    con.execute(DATA.format(users=args.users, served=served))
+    if not args.data_file:
+        con.execute(DATA.format(users=args.users, served=served(args)))
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if args.test == "evaluate":
         sqlmetrics.evaluate(con, "recs", METRICS, truth="truth", by="model", per_user=True)
@@ -68,10 +70,35 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps({"wall": wall, "cpu": cpu, "peak_mb": hwm / 1024}))
 
 
+def served(args: argparse.Namespace) -> str:
+    return "WHERE (m = 'A') = (u % 2 = 0)" if args.design == "unpaired" else ""
+
+
+def write_data(args: argparse.Namespace) -> str:
+    """--data: the tables in a DuckDB file of their own under benchmarks/data/ (made once), which
+    each measurement opens read-only: its peak RSS is then the call's (the tables are read
+    through DuckDB's buffer pool, within memory_limit), not the tables' too."""
+    import duckdb
+
+    directory = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"compare_{args.design}_{args.users}.duckdb")
+    if not os.path.exists(path):
+        partial = path + ".partial"
+        if os.path.exists(partial):
+            os.remove(partial)
+        with duckdb.connect(partial) as con:
+            con.execute(DATA.format(users=args.users, served=served(args)))
+        os.replace(partial, path)
+    return path
+
+
 def measure(args: argparse.Namespace, test: str) -> dict:
     cmd = [sys.executable, __file__, "--child", "--test", test, "--users", str(args.users),
            "--replicates", str(args.replicates), "--threads", str(args.threads),
            "--design", args.design]  # fmt: skip
+    if args.data_file:
+        cmd += ["--data-file", args.data_file]
     if args.memory_limit:
         cmd += ["--memory-limit", args.memory_limit]
     if args.partitions:
@@ -93,11 +120,16 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, help="compare(partitions=N): N slices of the users")
     parser.add_argument("--design", choices=("auto", "paired", "unpaired"), default="auto",
                         help="unpaired: each user has one model's lists (an A/B test)")  # fmt: skip
+    parser.add_argument("--data", action="store_true",
+                        help="keep the tables in a DuckDB file under benchmarks/data/ (made once) "
+                             "rather than in each measurement's memory")  # fmt: skip
     parser.add_argument("--child", action="store_true")
+    parser.add_argument("--data-file", help=argparse.SUPPRESS)  # (the child's: --data's file)
     args = parser.parse_args()
     if args.child:
         child(args)
         return
+    args.data_file = write_data(args) if args.data else None
     ranks = "mannwhitney" if args.design == "unpaired" else "wilcoxon"
     tests = ["evaluate", "t", ranks, "randomization", "bootstrap"]
     tests = tests if args.test == "all" else args.test.split(",")

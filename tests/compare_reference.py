@@ -49,12 +49,14 @@ def exponent(d: np.ndarray) -> int:
     return 61 - (math.frexp(m)[1] - 1) if m >= 2.0**-938 else 1000
 
 
-def quantize(d: np.ndarray) -> np.ndarray:
-    """d * 2^e rounded half away from zero, as Python ints (sums of them are exact); a |d|
-    below 2^-64 of the largest is 0; a non-finite difference adds 0 (it has no q in the SQL,
-    and bootstrap() leaves it out of the sizes)."""
-    e = exponent(d)
-    finite = np.abs(d[np.isfinite(d)])
+def quantize(d: np.ndarray, over: np.ndarray | None = None) -> np.ndarray:
+    """d * 2^e rounded half away from zero, as Python ints (sums of them are exact), e and the
+    least |d| taken from the values `over` (default: d itself; the unpaired design: both
+    sides); a |d| below 2^-64 of the largest is 0; a non-finite difference adds 0 (it has no q
+    in the SQL, and bootstrap() leaves it out of the sizes)."""
+    over = d if over is None else over
+    e = exponent(over)
+    finite = np.abs(over[np.isfinite(over)])
     m = float(finite.max()) if len(finite) else 0.0
     least = m * 2.0**-64 if m >= 2.0**-900 else 0.0
     out = []
@@ -102,11 +104,3 @@ def bootstrap(units, d, seed: int, replicates: int, confidence: float, buckets: 
     p = min(1.0, 2 * (1 + min(np.count_nonzero(s <= 0), np.count_nonzero(s >= 0))) / (1 + len(s)))
     lo, hi = np.quantile(delta, [(1 - confidence) / 2, (1 + confidence) / 2])
     return p, lo, hi
-
-
-# The fixed scale 2^32 that the unpaired design's replicates still use (docs/compare.md: q = v *
-# 2^32 rounded); the paired replicates scale per comparison (above).
-def quantize_fixed(d: np.ndarray) -> np.ndarray:
-    # round half away from zero, as the engines' round() does
-    return (np.sign(d) * np.floor(np.abs(d) * 2.0**32 + 0.5)).astype(np.int64)
-

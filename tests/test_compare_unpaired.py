@@ -199,6 +199,38 @@ def test_replicates_against_numpy_reference(ab, test):
             assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-12)
 
 
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+def test_replicates_do_not_depend_on_the_scale_of_the_values(ab, test):
+    """The replicates' integers are scaled per comparison (2^e from its largest |v|, as the
+    paired design's): grades scaled by 1e-12 (every value of dcg below 2^-32, which a fixed
+    2^32 scale rounded to 0) or by 1e12 (values near 2^43) give the same p-value, an interval
+    scaled by as much, and the numpy reference's numbers."""
+    con, recs, truth, _ = ab
+
+    def run(scale):
+        grades = pa.array([float(g) * scale for g in truth.column("relevance").to_pylist()])
+        scaled = truth.set_column(truth.schema.get_field_index("relevance"), "relevance", grades)
+        out = sqlmetrics.compare(con, recs, ["dcg@10"], truth=scaled, by="model", baseline="A",
+                                 test=test, replicates=200, seed=3)  # fmt: skip
+        return out.to_pylist(), arms(con, recs, scaled, ["dcg@10"])
+
+    base, _ = run(1.0)
+    assert all(r["p_value"] < 1 for r in base)
+    for scale in (1e-12, 1e12):
+        rows, values = run(scale)
+        for row, expected in zip(rows, base, strict=True):
+            assert row["p_value"] == pytest.approx(expected["p_value"], abs=1e-12), (scale, row["model"])
+            for column in ("ci_low", "ci_high"):
+                assert row[column] == pytest.approx(expected[column] * scale, rel=1e-9), (scale, column)
+            u1, x = side(values, row["model"], "dcg@10")
+            u0, y = side(values, "A", "dcg@10")
+            if test == "randomization":
+                assert row["p_value"] == pytest.approx(uref.permutation_p(u1, x, u0, y, 3, 200), abs=1e-12)
+            else:
+                p, lo, hi = uref.bootstrap(u1, x, u0, y, 3, 200, 0.95)
+                assert (row["p_value"], row["ci_low"], row["ci_high"]) == pytest.approx((p, lo, hi), rel=1e-9)
+
+
 @pytest.mark.parametrize("buckets", [1, 16])
 def test_bootstrap_buckets_of_many_units_against_numpy_reference(ab, monkeypatch, buckets):
     monkeypatch.setattr(sqlmetrics.stats.draws, "BOOTSTRAP_BUCKETS", buckets)

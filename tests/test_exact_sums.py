@@ -320,12 +320,10 @@ def test_ordinary_data_runs_once(monkeypatch):
     assert forms and set(forms) == {"fast"}, str(forms)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="compare()'s replicate tests now run in two stages (issue 33n), each with its own "
-    "fast and wide forms: the expected sequence of forms is not updated yet",
-)
 def test_extreme_data_runs_again_in_the_wide_form(monkeypatch):
+    """Each call runs in the fast form, then once in the wide form when a NaN says it must:
+    compare()'s replicate tests too, whose two stages (the per-unit values, then the
+    replicates on a private connection) run in the call's form."""
     forms = recording_forms(monkeypatch)
     recs, truth = recs_truth([67.0, 3.0])
     sqlmetrics.evaluate(CON, recs, ["dcg@2"], truth=truth, gain="exponential")

@@ -9,8 +9,10 @@ Temporary views get a unique name and are dropped after the query, whatever happ
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,34 @@ def _release(frame: Any) -> None:
             pass
 
 
+def _free_checkpoint(frame: Any) -> None:
+    """Free the blocks of a local checkpoint now (classic Spark: its plan is a LogicalRDD whose
+    RDD holds them), rather than when the JVM's garbage collector finds the RDD unreferenced
+    (Spark Connect: the server's own cleanup)."""
+    try:
+        frame._jdf.queryExecution().logical().rdd().unpersist(False)
+    except Exception:  # noqa: BLE001 - Spark Connect, another plan, or a stopped session
+        pass
+    _release(frame)
+
+
+@contextlib.contextmanager
+def _input_problems() -> Iterator[None]:
+    """A problem the statement's input checks raise (raise_error) as a sqlmetrics error."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    try:
+        yield
+    except (PySparkException, Py4JJavaError) as exc:  # a failed subquery comes back raw
+        problem = input_problem(exc)
+        if problem is None:
+            raise
+        problem = problem.split(" SQLSTATE: ")[0].strip()
+        error = DuplicateRowError if " duplicate " in problem else InvalidDataError
+        raise error(problem) from None
+
+
 class SparkEngine:
     dialect = "spark"
 
@@ -57,6 +87,7 @@ class SparkEngine:
             )
         self.spark = spark
         self.views: list[str] = []
+        self.staged: list[Any] = []  # stage()'s checkpointed DataFrames
 
     # ---- inputs --------------------------------------------------------------------------------
 
@@ -131,24 +162,42 @@ class SparkEngine:
     # ---- running -------------------------------------------------------------------------------
 
     def run(self, sql: str) -> pa.Table:
-        from py4j.protocol import Py4JJavaError
-        from pyspark.errors import PySparkException
-
         frame = None
         try:
-            frame = self.spark.sql(sql)
-            table = frame.toArrow()
-        except (PySparkException, Py4JJavaError) as exc:  # a failed subquery comes back raw
-            problem = input_problem(exc)
-            if problem is None:
-                raise
-            problem = problem.split(" SQLSTATE: ")[0].strip()
-            error = DuplicateRowError if " duplicate " in problem else InvalidDataError
-            raise error(problem) from None
+            with _input_problems():
+                frame = self.spark.sql(sql)
+                table = frame.toArrow()
         finally:
             _release(frame)
         # Spark marks never-NULL columns (users, count) not nullable; DuckDB's tables are all nullable
         return table.cast(pa.schema([f.with_nullable(True) for f in table.schema]))
+
+    def stage(self, sql: str, role: str) -> str:
+        """The result of `sql` computed now and kept, as a temporary view whose plan is that
+        result alone (a local checkpoint: the rows in the executors' block managers), for the
+        statements that follow; its name, as SQL. The view is dropped, and its blocks freed, by
+        release().
+
+        Why: Spark inlines a CTE at every reference (a hint such as DuckDB's MATERIALIZED does
+        not exist), so a statement whose CTEs read one another several times holds the plan
+        of what they read once per path to it; compare()'s unpaired replicates with a
+        covariate held evaluate()'s whole per-unit statement 264 times, and the 1 GB driver
+        of the tests spent ten minutes analysing it before it ran out of heap. Over a
+        checkpoint, each of those copies is one scan. (CACHE TABLE keeps the view's plan:
+        the same analysis, the same out-of-memory.)
+        """
+        name = f"__sqlmetrics_{role}_{uuid.uuid4().hex}"
+        frame = None
+        with _input_problems():
+            frame = self.spark.sql(sql).localCheckpoint(eager=True)
+        try:
+            frame.createOrReplaceTempView(name)
+            self.views.append(name)
+            self.staged.append(frame)
+        except BaseException:
+            _release(frame)
+            raise
+        return _SPARK.quote_identifier(name)
 
     def release(self) -> None:
         while self.views:
@@ -157,3 +206,5 @@ class SparkEngine:
                 self.spark.catalog.dropTempView(name)
             except Exception:  # noqa: BLE001 - the session may be stopped already
                 pass
+        while self.staged:
+            _free_checkpoint(self.staged.pop())

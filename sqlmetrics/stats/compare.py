@@ -27,7 +27,7 @@ from ..statement.baselines import baseline_literal
 from ..statement.convention_groups import GROUPED_TEMPLATE, grouped_labels
 from ..statement.dialects import get as get_dialect
 from ..statement.duplicates import explained
-from ..statement.exact_sums import with_exact_sums
+from ..statement.exact_sums import has_nan, with_exact_sums
 from ..statement.keywords import takes_inputs
 from ..statement.partitions import check as check_partitions
 from ..statement.partitions import combining_sql
@@ -225,12 +225,35 @@ def compare(
             text = {**compare_context, "exact_sums": form, "per_user_sql": per_user}
             return render("compare/compare.sql.j2", text)
 
+        staged: dict[str, str] = {}
+
+        def on_staged_values(form: str) -> pa.Table:
+            # Spark: the per-unit values computed once per form and kept, the comparison
+            # reading them (Spark inlines every reference to a CTE: the statement's plan held
+            # the whole evaluation once per reference, hundreds of times)
+            if form not in staged:
+                staged[form] = engine.stage(per_user_sql(form), "per_user")
+            return engine.run(statement(form, f"SELECT * FROM {staged[form]}"))
+
+        values_in: dict[str, pa.Table] = {}
+
+        def in_two_stages(form: str) -> pa.Table:
+            # the per-unit values, then their replicates in batches on a private connection,
+            # both in `form`: the call runs in the fast form, and once more in the wide one
+            # if either stage gives a NaN, reusing the per-unit values if they were exact
+            exact = values_in.get("fast")
+            values = exact if exact is not None and not has_nan(exact) else engine.run(per_user_sql(form))
+            values_in[form] = values
+            if form == "fast" and has_nan(values):
+                return values  # (the wide form follows)
+            return compare_in_batches(con, values, compare_context, lambda attempt: attempt(form), statement)
+
         def run() -> pa.Table:
             replicates_paired = compare_context["test"] in ("randomization", "bootstrap")
             if replicates_paired and not compare_context.get("unpaired_test") and engine.dialect == "duckdb":
-                # the per-unit values, then their replicates in batches on a private connection
-                values = with_exact_sums(lambda form: engine.run(per_user_sql(form)))
-                return compare_in_batches(con, values, compare_context, with_exact_sums, statement)
+                return with_exact_sums(in_two_stages)
+            if hasattr(engine, "stage"):
+                return with_exact_sums(on_staged_values)
             return with_exact_sums(lambda form: engine.run(statement(form, per_user_sql(form))))
 
         try:

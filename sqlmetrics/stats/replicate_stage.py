@@ -125,7 +125,7 @@ def compare_in_batches(
 ) -> pa.Table:
     """The comparison of the per-unit `values` (evaluate(per_user=True)'s table) on a private
     connection, one statement per batch. context: compare.sql.j2's (systems, within, test,
-    replicates, metrics); run(attempt): with_exact_sums' running of attempt(form);
+    replicates, metrics); run(attempt): runs attempt(form) in the call's form of the exact sums;
     statement(form, per_user_sql): the comparison's text. Rows in the one statement's order."""
     with private_connection(con) as private:
         engine = DuckDBEngine(private)
