@@ -11,7 +11,8 @@ Data (DuckDB, deterministic): each slate shows 10 of 1000 items at positions 1..
 logging propensities from DuckDB's hash (pscore_cascade decreasing down the slate), a 0/1
 reward; the target ranks the slate's own items by a hashed score (it agrees with the log on
 about a tenth of the positions). Each measurement runs in a child process (--child) that
-reports its wall time and its peak RSS (VmHWM).
+reports its wall time, its CPU time (all threads), its peak RSS (VmHWM) and the load average
+when it ended (the machine is shared: the wall time depends on the load, the CPU time less).
 """
 
 from __future__ import annotations
@@ -49,13 +50,18 @@ def child(args: argparse.Namespace) -> None:
         con.execute(f"SET memory_limit = '{args.memory_limit}'")
     # the imports before the clock: each side's run, not its start-up
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import resource
     import warnings
 
     import pandas  # noqa: F401
 
     import sqlmetrics
 
-    started = time.perf_counter()
+    def cpu() -> float:  # user + system seconds of every thread of this process
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    started, cpu_started = time.perf_counter(), cpu()
     if args.child == "sqlmetrics":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", sqlmetrics.OffPolicyWarning)
@@ -63,10 +69,13 @@ def child(args: argparse.Namespace) -> None:
         values = {r["estimator"]: r["value"] for r in rows}
     else:
         values = numpy_estimates(con)
-    took = time.perf_counter() - started
+    took, cpu_seconds = time.perf_counter() - started, cpu() - cpu_started
     with open("/proc/self/status") as f:
         peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
-    print(json.dumps({"seconds": took, "peak_mb": peak / 1024, "values": values}))
+    with open("/proc/loadavg") as f:  # other processes' load: the wall time depends on it
+        load = f.read().split()[0]
+    print(json.dumps({"seconds": took, "cpu_seconds": cpu_seconds, "peak_mb": peak / 1024,
+                      "load_after": float(load), "values": values}))
 
 
 def numpy_estimates(con) -> dict:

@@ -181,6 +181,26 @@ def test_invalid_inputs(changes, estimators, error, message):
     assert "\n" not in str(info.value)
 
 
+def test_repeated_positions_in_short_and_long_slates():
+    """The positions check without a count of distinct positions: a repeat between the smallest
+    and the largest position, in a slate of 3 and in one longer than 52 (counted), and a valid
+    long slate, which passes."""
+    con = duckdb.connect()
+
+    def log(positions):
+        n = len(positions)
+        return pa.table({"user_id": [1] * n, "item_id": [f"i{k}" for k in range(n)],
+                         "position": positions, "pscore_item_position": [0.5] * n, "reward": [1] * n})
+
+    target = pa.table({"user_id": [1] * 60, "item_id": [f"i{k}" for k in range(60)],
+                       "score": [float(60 - k) for k in range(60)]})
+    for positions in ([1, 3, 3], [*range(1, 59), 58, 60]):
+        with pytest.raises(InvalidDataError, match="the positions of user_id = 1 are not 1, 2"):
+            quiet(con, log(positions), ["iips"], target=target)
+    got = quiet(con, log(list(range(1, 61))), ["iips"], target=target)
+    assert got.column("value").to_pylist() == [120.0]  # 60 rows, each weight 1 / 0.5
+
+
 def test_missing_propensity_names_the_estimator():
     log = small_log().drop_columns(["pscore_cascade"])
     with pytest.raises(MissingColumnError, match=r"^rips, snrips need the logging policy's pscore_cascade"):
