@@ -1,4 +1,4 @@
-"""`sqlmetrics macros`: the DuckDB macros of every metric, as a SQL file (docs/sql.md)."""
+"""`sqlmetrics macros`: the DuckDB macros of the metrics, as a SQL file (docs/sql.md names those not in it yet)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ examples:
 def register(commands: Any) -> None:
     """Add the `macros` subcommand to the `sqlmetrics` parser's subcommands."""
     macros = commands.add_parser(
-        "macros", help="write the DuckDB macros of every metric", formatter_class=options.HELP,
+        "macros", help="write the DuckDB macros of the metrics", formatter_class=options.HELP,
         description="Write a SQL file of CREATE MACRO statements: the ranking metrics in plain "
         "DuckDB SQL, with no Python.",
         epilog=EPILOG,

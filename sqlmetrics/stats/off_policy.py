@@ -214,6 +214,11 @@ def off_policy_sql(
         raise ConventionError(f"exact_sums={exact_sums!r}: the sums' form is 'fast' or 'wide'")
     estimator, other, _ = _baseline(options.get("baseline"))
     options = {**defaults, **options, "baseline": estimator}
+    if other is not None and options["test"] != "t":
+        raise ConventionError(
+            f"off_policy_sql(baseline=<another target>, test={options['test']!r}): the one statement "
+            "compares the two targets with the t interval only; run off_policy() for the bootstrap"
+        )
     engine = for_connection(con)
     try:
         name = get_dialect(dialect or engine.dialect or "duckdb").name
