@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 
 import duckdb
 import numpy as np
@@ -165,6 +166,92 @@ def test_calibration_names_and_errors():
     negative = pa.table({"item_id": [1, 2], "features": [[1.0, -1.0], [0.0, 1.0]]})
     with pytest.raises(InvalidDataError, match="negative genre weight"):
         sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history, item_features=negative)
+
+
+# ---- item_genres=: the long form of the genres --------------------------------------------------
+
+
+def genre_rows(genres: dict, weighted: bool) -> pa.Table:
+    """genre_case's vectors in item_genres' long form, one row per (item, genre 'g<index>'):
+    weighted, every element with its weight (zeros too: no genre); unweighted, a row for each
+    positive element (the multi-hot reading, each weighing 1)."""
+    rows = [{"item_id": i, "genre": f"g{g}", "weight": float(w)}
+            for i, ws in genres.items() for g, w in enumerate(ws) if weighted or w > 0]
+    table = pa.Table.from_pylist(rows, pa.schema([("item_id", pa.array(list(genres) or [0]).type),
+                                                   ("genre", pa.string()), ("weight", pa.float64())]))
+    return table if weighted else table.drop_columns(["weight"])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_item_genres_equal_the_vectors_and_the_formulas(seed):
+    """calibration@k and group_ee_*@k with the genres as rows (item, genre[, weight]) equal the
+    numpy references (and so the vector form): weighted, and unweighted (each row 1)."""
+    recs, history, genres = genre_case(seed, text_items=seed % 2 == 1)
+    multi_hot = {i: (w > 0).astype(float) for i, w in genres.items()}
+    table = pa.Table.from_pylist(recs)
+    for weighted, reference in ((True, genres), (False, multi_hot)):
+        rows = genre_rows(genres, weighted)
+        inputs = dict(history=pa.Table.from_pylist(history), item_genres=rows, per_user=True,
+                      genre_weight="weight" if weighted else None)
+        out = sqlmetrics.evaluate(CON, table, ["calibration@3", "calibration(alpha=0.2)@10"], **inputs)
+        vectors = sqlmetrics.evaluate(CON, table, ["calibration@3", "calibration(alpha=0.2)@10"],
+                                      history=inputs["history"], item_features=features_table(reference),
+                                      per_user=True)
+        for r, v in zip(out.to_pylist(), vectors.to_pylist(), strict=True):
+            for name, k, alpha in (("calibration@3", 3, 0.01), ("calibration(alpha=0.2)@10", 10, 0.2)):
+                want = expected_calibration(recs, history, reference, k, alpha)[r["user_id"]]
+                assert (r[name] is None) == (want is None) == (v[name] is None), (weighted, r, name)
+                if want is not None:
+                    assert r[name] == pytest.approx(want, abs=1e-9)
+                    assert r[name] == pytest.approx(v[name], abs=1e-12)
+    # group exposure: groups = the genres of positive weight
+    truth = [{"user_id": r["user_id"], "item_id": r["item_id"], "relevance": 1 + n % 3}
+             for n, r in enumerate(recs) if n % 3 == 0]
+    groups = {i: {g for g, w in enumerate(ws) if w > 0} for i, ws in genres.items()}
+    lists = top_lists(recs, 10**6)
+    grades: dict = {}
+    for t in truth:
+        grades.setdefault(t["user_id"], {})[t["item_id"]] = t["relevance"]
+    names = {"group_ee_l@3": (0, 3), "group_ee_d@3": (1, 3), "group_ee_r@10": (2, 10)}
+    out = sqlmetrics.evaluate(CON, table, list(names), truth=pa.Table.from_pylist(truth), per_user=True,
+                              item_genres=genre_rows(genres, True), genre_weight="weight").to_pylist()
+    assert out
+    for r in out:
+        for name, (which, k) in names.items():
+            want = ref.expected_exposure(lists[r["user_id"]], grades.get(r["user_id"], {}), k, 0.5, 1, groups)
+            assert (r[name] is None) == (want is None), (r, name)
+            if want is not None:
+                assert r[name] == pytest.approx(want[which], abs=1e-9), (r["user_id"], name)
+
+
+def test_item_genres_columns_and_errors():
+    recs = pa.table({"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]})
+    history = pa.table({"user_id": [1], "item_id": [2]})
+    # other column names; genres of any type (here numbers); item_features then only similarity
+    genres = pa.table({"item_id": [1, 2, 2], "kind": [7, 7, 8], "w": [1, 3, 1]})
+    out = sqlmetrics.evaluate(CON, recs, ["calibration@1"], history=history, item_genres=genres,
+                              genre="kind", genre_weight="w", per_user=True).to_pylist()
+    # p = (3/4, 1/4); q = (1, 0): C_KL = 3/4 ln(3/4 / (0.99 + 0.0075)) + 1/4 ln(1/4 / 0.0025)
+    want = 0.75 * math.log(0.75 / (0.99 + 0.0075)) + 0.25 * math.log(0.25 / 0.0025)
+    assert out[0]["calibration@1"] == pytest.approx(want, abs=1e-12)
+    bad = {
+        "a NULL genre for item_id = 2": {"item_id": [1, 2], "genre": ["a", None]},
+        "a duplicate (item_id, genre) for item_id = 1": {"item_id": [1, 1], "genre": ["a", "a"]},
+        "a negative weight for item_id = 2": {"item_id": [1, 2], "genre": ["a", "b"], "weight": [1.0, -1.0]},
+        "a NULL, NaN or infinite weight for item_id = 1": {"item_id": [1], "genre": ["a"],
+                                                           "weight": [float("nan")]},
+        "a NULL item_id": {"item_id": [None, 2], "genre": ["a", "b"]},
+    }
+    for message, columns in bad.items():
+        kw = {"genre_weight": "weight"} if "weight" in columns else {}
+        with pytest.raises(InvalidDataError, match=re.escape(message)):
+            sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history,
+                                item_genres=pa.table(columns), **kw)
+    with pytest.raises(ConventionError, match="item_genres="):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history)
+    with pytest.raises(sqlmetrics.SqlMetricsError, match="genre"):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history,
+                            item_genres=pa.table({"item_id": [1], "kind": ["a"]}))
 
 
 # ---- rbo@k, rbo_sum@k (Webber et al. 2010) ----------------------------------------------------

@@ -97,6 +97,36 @@ def test_a_bad_input_or_baseline_is_a_config_error(warehouse, tmp_path, changes,
 def test_features_without_item_features_is_a_config_error(warehouse):
     with pytest.raises(ReportConfigError, match="features names a column of item_features"):
         test_reports.make_config(warehouse, metrics=["diversity@10"], features="genres")
+    with pytest.raises(ReportConfigError, match="genre_weight names a column of item_genres"):
+        test_reports.make_config(warehouse, metrics=["calibration@10"], history="history", genre_weight="w")
+
+
+def test_a_report_reads_the_genres_as_rows(warehouse, tmp_path):
+    """item_genres (with genre and genre_weight) reaches evaluate(): the same values as the
+    vectors of the same genres."""
+    con = connect(warehouse)
+    path = tmp_path / "genre_rows.parquet"
+    con.execute(
+        "COPY (SELECT item_id, 'g' || d AS kind, 2.0 AS w FROM items, range(4) t(d) "
+        f"WHERE (item_id + d) % 3 = 0) TO '{path}' (FORMAT parquet)"
+    )
+    con.close()
+    vectors, _ = config(warehouse, tmp_path, name="vectors")
+    rows = test_reports.make_config(warehouse, name="rows", metrics=METRICS, history="history",
+                                    item_genres=str(path), genre="kind", genre_weight="w",
+                                    baseline="A")  # fmt: skip
+    assert rows.options()["genre_weight"] == "w" and rows.hash != vectors.hash
+    con = connect(warehouse)
+    for report in (vectors, rows):
+        run_report(con, report, [period_of("day", DAYS[0])])
+    stored = con.execute(
+        "SELECT report, segment['model'], metric, k, value FROM sqlmetrics_results ORDER BY ALL"
+    ).fetchall()
+    con.close()
+    by_report = {r: [row[1:] for row in stored if row[0] == r] for r in ("rows", "vectors")}
+    assert len(by_report["rows"]) == 2 * len(METRICS)
+    for a, b in zip(by_report["rows"], by_report["vectors"], strict=True):
+        assert a[:3] == b[:3] and a[3] == pytest.approx(b[3], rel=1e-12, abs=1e-15)
 
 
 def test_a_missing_input_fails_the_period_in_one_line(warehouse):

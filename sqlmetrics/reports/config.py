@@ -18,7 +18,8 @@ results_table = "sqlmetrics_results"
                 # duplicates, truth_duplicates
 history = "history"                      # optional inputs of the beyond-accuracy metrics, read whole
 catalog = "items"                        #   (not cut to the period), as evaluate()'s history=,
-item_features = "item_features"          #   catalog=, item_features= (features = its column)
+item_features = "item_features"          #   catalog=, item_features= (features = its column),
+item_genres = "genres"                   #   item_genres= (genre, genre_weight = its columns)
 baseline = "A"                           # rbo@k's reference system: a value of the by column(s)
 
 [compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
@@ -65,12 +66,15 @@ class ReportConfigError(SqlMetricsError):
 _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
-    "compare", "off_policy", "history", "catalog", "item_features", "features", "baseline",
+    "compare", "off_policy", "history", "catalog", "item_features", "features", "item_genres",
+    "genre", "genre_weight", "baseline",
 }  # fmt: skip
 # evaluate()'s inputs of the beyond-accuracy metrics a report names at the top level: tables or
 # views of the warehouse, or Parquet/CSV paths or globs, read whole each period (another input
 # keyword of evaluate() is one more name here, e.g. "subtopics")
-INPUT_KEYS = ("history", "catalog", "item_features")
+INPUT_KEYS = ("history", "catalog", "item_features", "item_genres")
+# the column names of those inputs, each with its input
+INPUT_COLUMNS = {"features": "item_features", "genre": "item_genres", "genre_weight": "item_genres"}
 _COMPARE = {
     "baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table",
     "design", "covariate", "expected_split",
@@ -435,11 +439,12 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     compare = _compare_section(data, by, results_table, source)
     if compare is not None:  # (it stores each mean's interval: evaluate(confidence=) per period)
         _require_one_set_of_means(parsed, profile, explicit, source)
-    inputs = {key: data[key] for key in (*INPUT_KEYS, "features") if key in data}
+    inputs = {key: data[key] for key in (*INPUT_KEYS, *INPUT_COLUMNS) if key in data}
     for key in inputs:
         _text(inputs, key, source, True)
-    if "features" in inputs and "item_features" not in inputs:
-        raise ReportConfigError(f"{source}: features names a column of item_features; give item_features")
+    for key, of in INPUT_COLUMNS.items():
+        if key in inputs and of not in inputs:
+            raise ReportConfigError(f"{source}: {key} names a column of {of}; give {of}")
     baseline = _baseline(data, by, parsed, compare, source)
     return ReportConfig(
         name=name,

@@ -44,6 +44,9 @@ def inputs(
     catalog: Input | None = None,
     item_features: Input | None = None,
     features: str = "features",
+    item_genres: Input | None = None,
+    genre: str = "genre",
+    genre_weight: str | None = None,
 ) -> None:
     """The shared keywords (their meanings: evaluate()'s docstring and docs/inputs.md). Only its
     signature is used; `truth` comes first in every public signature, the rest where the

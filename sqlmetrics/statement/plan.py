@@ -43,6 +43,8 @@ class ColumnNames:
     relevance: str | Mapping[str, float] | None = None  # None: "relevance" where present
     action: str | None = None
     features: str = "features"  # the vector column of item_features=
+    genre: str = "genre"  # the genre (group) column of item_genres=
+    genre_weight: str | None = None  # its weight column (None: each row weighs 1)
 
     @classmethod
     def of(cls, keywords: Mapping[str, Any]) -> ColumnNames:
@@ -188,6 +190,7 @@ def build_context(
     item_features: Source | None = None,
     dialect: str = "duckdb",
     baseline: Any = None,
+    item_genres: Source | None = None,
 ) -> dict[str, Any]:
     sql_dialect = get_dialect(dialect)
     quote_identifier = sql_dialect.quote_identifier  # this dialect's quoting, in this function
@@ -314,7 +317,7 @@ def build_context(
             list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
         recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,
-        quote_identifier, sql_dialect.result_name,
+        quote_identifier, sql_dialect.result_name, item_genres,
     )
     rbo = [m.label for m in metrics if "baseline" in m.definition.needs]
     if baseline is not None and not rbo:
@@ -514,6 +517,7 @@ def _beyond_context(
     item_features: Source | None,
     quote_identifier=quote_identifier,  # the dialect's quoting
     result_name=lambda label: label,  # the dialect's column for a label (BigQuery: no ".")
+    item_genres: Source | None = None,
 ) -> dict[str, Any] | None:
     """What the beyond-accuracy templates (sql/beyond/) need: which inputs, cutoffs and families."""
     beyond = [m for m in metrics if m.definition.beyond]
@@ -575,14 +579,16 @@ def _beyond_context(
             f"{', '.join(names_of['truth'])} needs the relevant items of each user: pass "
             "truth='<table of (user, item[, relevance])>'"
         )
-    if "genres" in needs and item_features is None:
+    if "genres" in needs and item_features is None and item_genres is None:
         raise ConventionError(
             f"{', '.join(names_of['genres'])} needs the items' genres: pass "
+            "item_genres='<table of (item, genre[, weight])>' or "
             "item_features='<table of item, vector of genre weights>' (a multi-hot genre vector "
             "per item)"
         )
     features_ctx = None
-    if (similarity == "features" or "genres" in needs) and item_features is not None:
+    genres_in_features = "genres" in needs and item_genres is None
+    if (similarity == "features" or genres_in_features) and item_features is not None:
         f_item = col.find_column(item_features, names.item, "item_features", "item")
         f_vec = col.find_column(item_features, names.features, "item_features", "features")
         col.require_same_family(recs, item, item_features, f_item, "item", "item_features")
@@ -600,6 +606,27 @@ def _beyond_context(
             "vector": quote_identifier(f_vec),
             "names": {"item": f_item, "vector": f_vec},
         }
+    genres_ctx = None
+    if "genres" in needs and item_genres is not None:
+        # the long form: one row per (item, genre), weighing genre_weight (1 without)
+        g_item = col.find_column(item_genres, names.item, "item_genres", "item")
+        g_genre = col.find_column(item_genres, names.genre, "item_genres", "genre")
+        col.require_same_family(recs, item, item_genres, g_item, "item", "item_genres")
+        g_weight = None
+        if names.genre_weight is not None:
+            g_weight = col.find_column(item_genres, names.genre_weight, "item_genres", "genre_weight")
+            col.require_numeric(item_genres, g_weight, "item_genres", "genre_weight")
+        genres_ctx = {
+            "kind": "rows",
+            "source": item_genres.sql,
+            "label": item_genres.label,
+            "item": quote_identifier(g_item),
+            "genre": quote_identifier(g_genre),
+            "weight": None if g_weight is None else quote_identifier(g_weight),
+            "names": {"item": g_item, "genre": g_genre, "weight": g_weight},
+        }
+    elif "genres" in needs and features_ctx is not None:  # the vector form
+        genres_ctx = {"kind": "features", "label": features_ctx["label"], "names": features_ctx["names"]}
 
     def max_k(*wanted: str) -> int | None:
         ks = [m.k for m in beyond if m.name in wanted and m.k is not None]
@@ -627,6 +654,7 @@ def _beyond_context(
         "history": history_ctx,
         "catalog": catalog_ctx,
         "features": features_ctx,
+        "genres": genres_ctx,
         "similarity": similarity,
         "relevance": any(
             m.definition.uses_lists and "relevance" in m.definition.needs for m in beyond

@@ -52,7 +52,9 @@ def prepare(
     # beyond-accuracy inputs: accepted in every form recs and truth are
     extra = {
         role: engine.resolve(obj, role)
-        for role, obj in ((role, inputs[role]) for role in ("history", "catalog", "item_features"))
+        for role, obj in (
+            (role, inputs[role]) for role in ("history", "catalog", "item_features", "item_genres")
+        )
         if obj is not None
     }
     if dialect != engine.dialect:  # sql(dialect=...): the inputs named in the target dialect
@@ -71,6 +73,7 @@ def prepare(
             history=extra.get("history"),
             catalog=extra.get("catalog"),
             item_features=extra.get("item_features"),
+            item_genres=extra.get("item_genres"),
             dialect=dialect,
             baseline=baseline,
         )
