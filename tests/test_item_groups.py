@@ -254,6 +254,66 @@ def test_item_genres_columns_and_errors():
                             item_genres=pa.table({"item_id": [1], "kind": ["a"]}))
 
 
+# ---- awrf@k (Sapiezynski et al. 2019; TREC Fair Ranking 2021/2022) --------------------------------
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_awrf_equals_the_trec_fair_ranking_definition(seed):
+    """awrf@k against the track's formula (tests/reference_groups.py, scipy's jensenshannon),
+    per user and as the mean, groups as vectors or rows; ties, items without a group, lists
+    without an item with a group (no value)."""
+    recs, _, genres = genre_case(seed, groups=seed % 2 == 0, text_items=seed % 3 == 0)
+    by = "model" if seed % 2 == 0 else None
+    width = max((len(w) for w in genres.values()), default=0)
+    groups = {i: w for i, w in genres.items() if w.sum() > 0}
+    present = [g for g in range(width) if any(w[g] > 0 for w in groups.values())]
+    reduced = {i: w[present] for i, w in groups.items()}
+    names = {"awrf@1": 1, "awrf@3": 3, "awrf@10": 10}
+    forms = [dict(item_features=features_table(genres)),
+             dict(item_genres=genre_rows(genres, True), genre_weight="weight")]
+    for inputs in forms:
+        out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), per_user=True, by=by,
+                                  **inputs).to_pylist()
+        means = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), by=by, **inputs).to_pylist()
+        for model in ("a", "b") if by else (None,):
+            rows = [r for r in out if r.get("model") == model]
+            for name, k in names.items():
+                lists = top_lists(recs, k, model)
+                assert {r["user_id"] for r in rows} == set(lists)
+                wanted = {}
+                for r in rows:
+                    want = ref.awrf(lists[r["user_id"]], reduced, present) if present else None
+                    wanted[r["user_id"]] = want
+                    assert (r[name] is None) == (want is None), (r, name)
+                    if want is not None:
+                        assert r[name] == pytest.approx(want, abs=1e-9), (r["user_id"], name)
+                        assert 1 - math.log(2) - 1e-12 <= r[name] <= 1 + 1e-12
+                row = next(r for r in means if r.get("model") == model)
+                mean = mean_of(wanted.values())
+                assert (row[name] is None) == (mean is None)
+                if mean is not None:
+                    assert row[name] == pytest.approx(mean, abs=1e-9)
+
+
+def test_awrf_by_hand():
+    # groups a, b (uniform target 1/2 each); user 1 shows a, b, a: attention 1, 1, 1/log2(3)
+    recs = pa.table({"user_id": [1, 1, 1, 2], "item_id": [1, 2, 3, 1], "score": [3.0, 2.0, 1.0, 1.0]})
+    genres = pa.table({"item_id": [1, 2, 3], "genre": ["a", "b", "a"]})
+    out = sqlmetrics.evaluate(CON, recs, ["awrf@2", "awrf@3"], item_genres=genres, per_user=True).to_pylist()
+    assert out[0]["awrf@2"] == pytest.approx(1.0, abs=1e-15)  # a and b equally: the target
+    # user 2 shows only a: p = (1, 0), m = (3/4, 1/4)
+    jsd = 0.5 * math.log(4 / 3) + 0.5 * (0.5 * math.log(2 / 3) + 0.5 * math.log(2))
+    assert out[1]["awrf@2"] == pytest.approx(1 - jsd, abs=1e-15)
+    a = 1 + 1 / math.log2(3)
+    p = [a / (a + 1), 1 / (a + 1)]
+    jsd = sum(0.5 * x * math.log(x / ((x + 0.5) / 2)) + 0.25 * math.log(0.5 / ((x + 0.5) / 2)) for x in p)
+    assert out[0]["awrf@3"] == pytest.approx(1 - jsd, abs=1e-15)
+    with pytest.raises(ConventionError, match="item_genres="):
+        sqlmetrics.evaluate(CON, recs, ["awrf@3"])
+    assert sqlmetrics.awrf(CON, recs, k=2, item_genres=genres).column("awrf@2").to_pylist() == [
+        pytest.approx(out[0]["awrf@2"] / 2 + out[1]["awrf@2"] / 2)]
+
+
 # ---- rbo@k, rbo_sum@k (Webber et al. 2010) ----------------------------------------------------
 
 MODELS = ("A", "B", "C")

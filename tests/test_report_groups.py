@@ -14,7 +14,7 @@ from tests.test_reports import DAYS, GRADES
 built_warehouse = test_reports.built_warehouse
 warehouse = test_reports.warehouse
 
-METRICS = ["calibration@10", "rbo@10", "group_ee_l@10", "novelty@10", "ndcg@10"]
+METRICS = ["calibration@10", "rbo@10", "group_ee_l@10", "awrf@10", "novelty@10", "ndcg@10"]
 
 
 def genres(con, tmp_path) -> str:
