@@ -295,6 +295,50 @@ def test_awrf_equals_the_trec_fair_ranking_definition(seed):
                     assert row[name] == pytest.approx(mean, abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_awrf_with_a_target_equals_the_track_s_formula(seed):
+    """group_target=: the target's weights normalized (a group it omits has target 0, one no
+    item is in counts with p = 0), as scipy's jensenshannon reads the track's targets."""
+    recs, _, genres = genre_case(seed, text_items=seed % 2 == 1)
+    rng = random.Random(seed)
+    width = max((len(w) for w in genres.values()), default=0)
+    rows = genre_rows(genres, True)
+    listed = [g for g in range(width + 1) if rng.random() < 0.8] or [0]  # g<width>: no item's
+    weights = [rng.choice((0.0, 0.5, 1.0, 3.0)) for _ in listed]
+    weights[0] = 1.0
+    target = pa.table({"genre": [f"g{g}" for g in listed], "weight": weights})
+    groups = {i: w for i, w in genres.items() if w.sum() > 0}
+    present = sorted({g for w in groups.values() for g in range(len(w)) if w[g] > 0} | set(listed))
+    full = {i: np.array([w[g] if g < len(w) else 0.0 for g in present]) for i, w in groups.items()}
+    t = np.array([weights[listed.index(g)] if g in listed else 0.0 for g in present])
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["awrf@2", "awrf@10"], per_user=True,
+                              item_genres=rows, genre_weight="weight", group_target=target).to_pylist()
+    for r in out:
+        for name, k in (("awrf@2", 2), ("awrf@10", 10)):
+            want = ref.awrf(top_lists(recs, k)[r["user_id"]], full, present, t)
+            assert (r[name] is None) == (want is None), (r, name)
+            if want is not None:
+                assert r[name] == pytest.approx(want, abs=1e-9), (r["user_id"], name)
+
+
+def test_awrf_target_errors():
+    recs = pa.table({"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]})
+    genres = pa.table({"item_id": [1, 2], "genre": ["a", "b"]})
+    bad = {
+        "a NULL genre": {"genre": [None, "b"], "weight": [1.0, 1.0]},
+        "a duplicate genre = a": {"genre": ["a", "a"], "weight": [1.0, 1.0]},
+        "a negative weight for genre = b": {"genre": ["a", "b"], "weight": [1.0, -1.0]},
+        "a NULL, NaN or infinite weight for genre = a": {"genre": ["a"], "weight": [float("inf")]},
+        "no positive weight": {"genre": ["a", "b"], "weight": [0.0, 0.0]},
+    }
+    for message, columns in bad.items():
+        with pytest.raises(InvalidDataError, match=re.escape(message)):
+            sqlmetrics.evaluate(CON, recs, ["awrf@2"], item_genres=genres, group_target=pa.table(columns))
+    with pytest.raises(ConventionError, match="no awrf metric"):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=recs, item_genres=genres,
+                            group_target=pa.table(bad["no positive weight"]))
+
+
 def test_awrf_by_hand():
     # groups a, b (uniform target 1/2 each); user 1 shows a, b, a: attention 1, 1, 1/log2(3)
     recs = pa.table({"user_id": [1, 1, 1, 2], "item_id": [1, 2, 3, 1], "score": [3.0, 2.0, 1.0, 1.0]})

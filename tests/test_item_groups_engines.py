@@ -68,6 +68,8 @@ def runs():
     awrf = ["awrf@1", "awrf@4", "awrf@10"]
     yield recs, awrf, dict(item_features=features, by="model"), by_model
     yield recs, awrf, {**rows, "per_user": True}, by_user
+    target = pa.table({"genre": ["g0", "g1", "g3", "g9"], "weight": [1.0, 2.0, 0.5, 1.0]})
+    yield recs, awrf, {**rows, "group_target": target}, by_model
     systems = systems_data()
     metrics = ["rbo@1", "rbo@5", "rbo_sum(p=0.5)@5", "rbo(p=0.98)@10"]
     yield systems, metrics, dict(by="model", baseline="B"), by_model
@@ -119,7 +121,7 @@ def _text(recs, metrics, options, dialect: str) -> tuple[duckdb.DuckDBPyConnecti
     con = duckdb.connect()
     named = dict(options)
     for name, table in (("recs", recs), ("truth", None), ("history", None), ("item_features", None),
-                        ("item_genres", None)):
+                        ("item_genres", None), ("group_target", None)):
         if table is not None or name in options:
             con.register(f"{name}_frame", recs if name == "recs" else options[name])
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")

@@ -116,6 +116,9 @@ def test_a_report_reads_the_genres_as_rows(warehouse, tmp_path):
                                     item_genres=str(path), genre="kind", genre_weight="w",
                                     baseline="A")  # fmt: skip
     assert rows.options()["genre_weight"] == "w" and rows.hash != vectors.hash
+    target = test_reports.make_config(warehouse, metrics=["awrf@10"], item_genres=str(path),
+                                      group_target="events")  # (only parsed here)
+    assert target.options()["group_target"] == "events"
     con = connect(warehouse)
     for report in (vectors, rows):
         run_report(con, report, [period_of("day", DAYS[0])])

@@ -15,14 +15,14 @@
                   gain=none, empty=none, missing=none, ap_denominator=none, duplicates=none,
                   truth_duplicates=none, short_lists=none, profile=none, history=none, catalog=none,
                   item_features=none, features='features', item_genres=none, genre='genre',
-                  genre_weight=none, dialect=none, exact_sums='fast') -%}
+                  genre_weight=none, group_target=none, dialect=none, exact_sums='fast') -%}
 {%- set options = {'truth': truth, 'by': by, 'per_user': per_user, 'user': user, 'item': item,
     'score': score, 'rank': rank, 'relevance': relevance, 'action': action, 'ties': ties,
     'threshold': threshold, 'gain': gain, 'empty': empty, 'missing': missing,
     'ap_denominator': ap_denominator, 'duplicates': duplicates, 'truth_duplicates': truth_duplicates,
     'short_lists': short_lists, 'profile': profile, 'history': history, 'catalog': catalog,
     'item_features': item_features, 'features': features, 'item_genres': item_genres,
-    'genre': genre, 'genre_weight': genre_weight, 'dialect': dialect,
+    'genre': genre, 'genre_weight': genre_weight, 'group_target': group_target, 'dialect': dialect,
     'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('sql', 'sqlmetrics')(recs, metrics, options) ~ ') AS sqlmetrics_evaluate') }}
 {%- endmacro %}
@@ -67,7 +67,7 @@
 {%- set known = ['truth', 'by', 'per_user', 'user', 'item', 'score', 'rank', 'relevance', 'action',
     'ties', 'threshold', 'gain', 'empty', 'missing', 'ap_denominator', 'duplicates', 'truth_duplicates',
     'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'item_genres',
-    'genre', 'genre_weight', 'dialect', 'exact_sums'] -%}
+    'genre', 'genre_weight', 'group_target', 'dialect', 'exact_sums'] -%}
 {%- for key in options if key not in known -%}{{ sqlmetrics._fail('unknown option ' ~ key) }}{%- endfor -%}
 {%- set o = {'by': none, 'per_user': false, 'user': 'user_id', 'item': 'item_id', 'score': 'score',
     'features': 'features', 'genre': 'genre', 'exact_sums': 'fast'} -%}
@@ -78,7 +78,7 @@
 {%- if dialect not in reg.dialects -%}
 {{ sqlmetrics._fail('dialect=' ~ dialect ~ ' is not one of ' ~ (reg.dialects | list | join(', '))) }}
 {%- endif -%}
-{%- for key in ['history', 'catalog', 'item_features', 'item_genres'] if o[key] is not none -%}
+{%- for key in ['history', 'catalog', 'item_features', 'item_genres', 'group_target'] if o[key] is not none -%}
 {{ sqlmetrics._fail(key ~ '=: the beyond-accuracy metrics are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
 {%- endfor -%}
 {%- set requested = sqlmetrics._parse_metrics(metrics, reg) -%}

@@ -69,7 +69,8 @@ def evaluate(
     serendipity, calibration); catalog: a table of all items (default: the items of history);
     item_features: a table of (item, features vector) for cosine similarity (diversity,
     serendipity), read as genre weights by calibration and group_ee_* unless item_genres is
-    given; item_genres: the genres as rows (item, genre[, weight]: genre=, genre_weight=).
+    given; item_genres: the genres as rows (item, genre[, weight]: genre=, genre_weight=);
+    group_target: awrf's target distribution over the groups (genre, weight), uniform without.
     baseline: the reference system of rbo@k, its value of the by column (a tuple of one value
     per by column for several), as compare() takes it: each group's lists against its lists.
     partitions: evaluate the users in this many hash partitions, one statement each (DuckDB

@@ -211,7 +211,8 @@ def source_input(text: str | None) -> Any:
 # The shared keywords (statement/keywords.py) the command line does not offer: inputs for the
 # beyond-accuracy metrics, which the commands have no options for yet
 NOT_ON_THE_COMMAND_LINE = frozenset(
-    {"history", "catalog", "item_features", "features", "item_genres", "genre", "genre_weight"}
+    {"history", "catalog", "item_features", "features", "item_genres", "genre", "genre_weight",
+     "group_target"}
 )
 
 

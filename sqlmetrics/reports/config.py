@@ -19,7 +19,8 @@ results_table = "sqlmetrics_results"
 history = "history"                      # optional inputs of the beyond-accuracy metrics, read whole
 catalog = "items"                        #   (not cut to the period), as evaluate()'s history=,
 item_features = "item_features"          #   catalog=, item_features= (features = its column),
-item_genres = "genres"                   #   item_genres= (genre, genre_weight = its columns)
+item_genres = "genres"                   #   item_genres= (genre, genre_weight = its columns),
+group_target = "targets"                 #   group_target= (awrf's target distribution)
 baseline = "A"                           # rbo@k's reference system: a value of the by column(s)
 
 [compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
@@ -67,12 +68,12 @@ _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
     "compare", "off_policy", "history", "catalog", "item_features", "features", "item_genres",
-    "genre", "genre_weight", "baseline",
+    "genre", "genre_weight", "group_target", "baseline",
 }  # fmt: skip
 # evaluate()'s inputs of the beyond-accuracy metrics a report names at the top level: tables or
 # views of the warehouse, or Parquet/CSV paths or globs, read whole each period (another input
 # keyword of evaluate() is one more name here, e.g. "subtopics")
-INPUT_KEYS = ("history", "catalog", "item_features", "item_genres")
+INPUT_KEYS = ("history", "catalog", "item_features", "item_genres", "group_target")
 # the column names of those inputs, each with its input
 INPUT_COLUMNS = {"features": "item_features", "genre": "item_genres", "genre_weight": "item_genres"}
 _COMPARE = {

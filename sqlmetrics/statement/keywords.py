@@ -47,6 +47,7 @@ def inputs(
     item_genres: Input | None = None,
     genre: str = "genre",
     genre_weight: str | None = None,
+    group_target: Input | None = None,
 ) -> None:
     """The shared keywords (their meanings: evaluate()'s docstring and docs/inputs.md). Only its
     signature is used; `truth` comes first in every public signature, the rest where the

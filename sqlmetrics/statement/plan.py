@@ -191,6 +191,7 @@ def build_context(
     dialect: str = "duckdb",
     baseline: Any = None,
     item_genres: Source | None = None,
+    group_target: Source | None = None,
 ) -> dict[str, Any]:
     sql_dialect = get_dialect(dialect)
     quote_identifier = sql_dialect.quote_identifier  # this dialect's quoting, in this function
@@ -317,7 +318,7 @@ def build_context(
             list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
         recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,
-        quote_identifier, sql_dialect.result_name, item_genres,
+        quote_identifier, sql_dialect.result_name, item_genres, group_target,
     )
     rbo = [m.label for m in metrics if "baseline" in m.definition.needs]
     if baseline is not None and not rbo:
@@ -504,6 +505,13 @@ def _has_relevance(recs: Source, names: ColumnNames) -> bool:
 _VECTOR = re.compile(r"^(.+)\[\d*\]$")
 
 
+def _input_context(source: Source, columns: dict[str, str | None], quote_identifier) -> dict[str, Any]:
+    """A beyond-accuracy input for the templates: its FROM item, its label for messages, each
+    column quoted (None stays None) and, under "names", as the user spells it."""
+    quoted = {key: None if name is None else quote_identifier(name) for key, name in columns.items()}
+    return {"source": source.sql, "label": source.label, **quoted, "names": dict(columns)}
+
+
 def _beyond_context(
     recs: Source,
     unit: Sequence[str],
@@ -518,6 +526,7 @@ def _beyond_context(
     quote_identifier=quote_identifier,  # the dialect's quoting
     result_name=lambda label: label,  # the dialect's column for a label (BigQuery: no ".")
     item_genres: Source | None = None,
+    group_target: Source | None = None,
 ) -> dict[str, Any] | None:
     """What the beyond-accuracy templates (sql/beyond/) need: which inputs, cutoffs and families."""
     beyond = [m for m in metrics if m.definition.beyond]
@@ -599,13 +608,7 @@ def _beyond_context(
                 f"item_features ({item_features.label}): the features column {f_vec!r} must be a list "
                 f"or array of numbers (e.g. FLOAT[]), but it is {vector_type}"
             )
-        features_ctx = {
-            "source": item_features.sql,
-            "label": item_features.label,
-            "item": quote_identifier(f_item),
-            "vector": quote_identifier(f_vec),
-            "names": {"item": f_item, "vector": f_vec},
-        }
+        features_ctx = _input_context(item_features, {"item": f_item, "vector": f_vec}, quote_identifier)
     genres_ctx = None
     if "genres" in needs and item_genres is not None:
         # the long form: one row per (item, genre), weighing genre_weight (1 without)
@@ -616,17 +619,24 @@ def _beyond_context(
         if names.genre_weight is not None:
             g_weight = col.find_column(item_genres, names.genre_weight, "item_genres", "genre_weight")
             col.require_numeric(item_genres, g_weight, "item_genres", "genre_weight")
-        genres_ctx = {
-            "kind": "rows",
-            "source": item_genres.sql,
-            "label": item_genres.label,
-            "item": quote_identifier(g_item),
-            "genre": quote_identifier(g_genre),
-            "weight": None if g_weight is None else quote_identifier(g_weight),
-            "names": {"item": g_item, "genre": g_genre, "weight": g_weight},
-        }
+        genres_ctx = _input_context(
+            item_genres, {"item": g_item, "genre": g_genre, "weight": g_weight}, quote_identifier
+        ) | {"kind": "rows"}
     elif "genres" in needs and features_ctx is not None:  # the vector form
         genres_ctx = {"kind": "features", "label": features_ctx["label"], "names": features_ctx["names"]}
+
+    target_ctx = None
+    awrf = [m.label for m in beyond if m.name == "awrf"]
+    if group_target is not None and not awrf:
+        raise ConventionError(
+            "group_target= is awrf@k's target distribution, and no awrf metric is requested"
+        )
+    if group_target is not None:
+        # awrf's target: one row per group, (genre=, genre_weight= or "weight"), normalized
+        t_genre = col.find_column(group_target, names.genre, "group_target", "genre")
+        t_weight = col.find_column(group_target, names.genre_weight or "weight", "group_target", "weight")
+        col.require_numeric(group_target, t_weight, "group_target", "weight")
+        target_ctx = _input_context(group_target, {"genre": t_genre, "weight": t_weight}, quote_identifier)
 
     def max_k(*wanted: str) -> int | None:
         ks = [m.k for m in beyond if m.name in wanted and m.k is not None]
@@ -655,6 +665,7 @@ def _beyond_context(
         "catalog": catalog_ctx,
         "features": features_ctx,
         "genres": genres_ctx,
+        "target": target_ctx,
         "similarity": similarity,
         "relevance": any(
             m.definition.uses_lists and "relevance" in m.definition.needs for m in beyond

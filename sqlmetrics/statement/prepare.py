@@ -52,9 +52,7 @@ def prepare(
     # beyond-accuracy inputs: accepted in every form recs and truth are
     extra = {
         role: engine.resolve(obj, role)
-        for role, obj in (
-            (role, inputs[role]) for role in ("history", "catalog", "item_features", "item_genres")
-        )
+        for role, obj in ((role, inputs[role]) for role in BEYOND_INPUTS)
         if obj is not None
     }
     if dialect != engine.dialect:  # sql(dialect=...): the inputs named in the target dialect
@@ -74,6 +72,7 @@ def prepare(
             catalog=extra.get("catalog"),
             item_features=extra.get("item_features"),
             item_genres=extra.get("item_genres"),
+            group_target=extra.get("group_target"),
             dialect=dialect,
             baseline=baseline,
         )
@@ -84,6 +83,10 @@ def prepare(
         return get_dialect(dialect).template, contexts[0], *sources
     context = grouped_context(get_dialect(dialect), contexts, list(convention_groups), requested, per_user)
     return GROUPED_TEMPLATE, context, *sources
+
+
+# the beyond-accuracy metrics' inputs, resolved as recs and truth are
+BEYOND_INPUTS = ("history", "catalog", "item_features", "item_genres", "group_target")
 
 
 def with_truth_hint(message: str) -> str:
