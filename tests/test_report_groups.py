@@ -139,3 +139,18 @@ def test_a_missing_input_fails_the_period_in_one_line(warehouse):
         run_report(con, report, [period_of("day", DAYS[0])])
     assert "\n" not in str(caught.value)
     con.close()
+
+
+def test_a_bad_baseline_exits_2_with_one_line(tmp_path, capsys):
+    from sqlmetrics import cli
+    from tests.test_reports import ROOT
+
+    text = (ROOT / "warehouse_examples" / "daily_report.toml").read_text()
+    without_compare = text.split("\n[compare]")[0]
+    text = 'baseline = ["A", "B"]\n' + without_compare.replace('metrics = ["ndcg@10"', 'metrics = ["rbo@10"')
+    path = tmp_path / "r.toml"
+    path.write_text(text)
+    code = cli.main(["report", str(path), "--date", "2026-11-01"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "baseline must give one value (a string or a number) for each of the report's by columns" in err
