@@ -94,3 +94,25 @@ def expected_exposure(ranking: list, grades: dict, k: int | None, gamma: float =
     disparity = sum(v * v for v in e.values())
     relevance = sum(e.get(d, 0.0) * target.get(d, 0.0) for d in items)
     return loss, disparity, relevance
+
+
+def awrf(top_items, groups: dict, n_groups_of: list, target=None) -> float | None:
+    """Attention-weighted rank fairness as the TREC Fair Ranking track computes it (2021
+    metrics.py qr_awrf; 2022 wptrec/metrics/awrf.py), in doubles: the attention of rank i,
+    1 / log2(max(i, 2)), times the item's group weights (groups[item], a vector over the groups
+    `n_groups_of` lists; items without one are dropped, keeping their ranks), summed; then
+    1 - JS distance^2 against the uniform target, by scipy's jensenshannon (natural logarithm,
+    both vectors normalized), the track's own function. None when no item of the list has a
+    group of positive weight. target: the target's weights over the same groups
+    (scipy normalizes them), uniform without."""
+    from scipy.spatial.distance import jensenshannon
+
+    exposure = np.zeros(len(n_groups_of))
+    for rank, item in enumerate(top_items, start=1):
+        if item in groups:
+            exposure += groups[item] / np.log2(max(rank, 2))
+    if exposure.sum() <= 0:
+        return None
+    if target is None:
+        target = np.full(len(n_groups_of), 1 / len(n_groups_of))
+    return float(1 - jensenshannon(exposure, target) ** 2)

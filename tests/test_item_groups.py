@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 
 import duckdb
 import numpy as np
@@ -165,6 +166,196 @@ def test_calibration_names_and_errors():
     negative = pa.table({"item_id": [1, 2], "features": [[1.0, -1.0], [0.0, 1.0]]})
     with pytest.raises(InvalidDataError, match="negative genre weight"):
         sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history, item_features=negative)
+
+
+# ---- item_genres=: the long form of the genres --------------------------------------------------
+
+
+def genre_rows(genres: dict, weighted: bool) -> pa.Table:
+    """genre_case's vectors in item_genres' long form, one row per (item, genre 'g<index>'):
+    weighted, every element with its weight (zeros too: no genre); unweighted, a row for each
+    positive element (the multi-hot reading, each weighing 1)."""
+    rows = [{"item_id": i, "genre": f"g{g}", "weight": float(w)}
+            for i, ws in genres.items() for g, w in enumerate(ws) if weighted or w > 0]
+    table = pa.Table.from_pylist(rows, pa.schema([("item_id", pa.array(list(genres) or [0]).type),
+                                                   ("genre", pa.string()), ("weight", pa.float64())]))
+    return table if weighted else table.drop_columns(["weight"])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_item_genres_equal_the_vectors_and_the_formulas(seed):
+    """calibration@k and group_ee_*@k with the genres as rows (item, genre[, weight]) equal the
+    numpy references (and so the vector form): weighted, and unweighted (each row 1)."""
+    recs, history, genres = genre_case(seed, text_items=seed % 2 == 1)
+    multi_hot = {i: (w > 0).astype(float) for i, w in genres.items()}
+    table = pa.Table.from_pylist(recs)
+    for weighted, reference in ((True, genres), (False, multi_hot)):
+        rows = genre_rows(genres, weighted)
+        inputs = dict(history=pa.Table.from_pylist(history), item_genres=rows, per_user=True,
+                      genre_weight="weight" if weighted else None)
+        out = sqlmetrics.evaluate(CON, table, ["calibration@3", "calibration(alpha=0.2)@10"], **inputs)
+        vectors = sqlmetrics.evaluate(CON, table, ["calibration@3", "calibration(alpha=0.2)@10"],
+                                      history=inputs["history"], item_features=features_table(reference),
+                                      per_user=True)
+        for r, v in zip(out.to_pylist(), vectors.to_pylist(), strict=True):
+            for name, k, alpha in (("calibration@3", 3, 0.01), ("calibration(alpha=0.2)@10", 10, 0.2)):
+                want = expected_calibration(recs, history, reference, k, alpha)[r["user_id"]]
+                assert (r[name] is None) == (want is None) == (v[name] is None), (weighted, r, name)
+                if want is not None:
+                    assert r[name] == pytest.approx(want, abs=1e-9)
+                    assert r[name] == pytest.approx(v[name], abs=1e-12)
+    # group exposure: groups = the genres of positive weight
+    truth = [{"user_id": r["user_id"], "item_id": r["item_id"], "relevance": 1 + n % 3}
+             for n, r in enumerate(recs) if n % 3 == 0]
+    groups = {i: {g for g, w in enumerate(ws) if w > 0} for i, ws in genres.items()}
+    lists = top_lists(recs, 10**6)
+    grades: dict = {}
+    for t in truth:
+        grades.setdefault(t["user_id"], {})[t["item_id"]] = t["relevance"]
+    names = {"group_ee_l@3": (0, 3), "group_ee_d@3": (1, 3), "group_ee_r@10": (2, 10)}
+    out = sqlmetrics.evaluate(CON, table, list(names), truth=pa.Table.from_pylist(truth), per_user=True,
+                              item_genres=genre_rows(genres, True), genre_weight="weight").to_pylist()
+    assert out
+    for r in out:
+        for name, (which, k) in names.items():
+            want = ref.expected_exposure(lists[r["user_id"]], grades.get(r["user_id"], {}), k, 0.5, 1, groups)
+            assert (r[name] is None) == (want is None), (r, name)
+            if want is not None:
+                assert r[name] == pytest.approx(want[which], abs=1e-9), (r["user_id"], name)
+
+
+def test_item_genres_columns_and_errors():
+    recs = pa.table({"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]})
+    history = pa.table({"user_id": [1], "item_id": [2]})
+    # other column names; genres of any type (here numbers); item_features then only similarity
+    genres = pa.table({"item_id": [1, 2, 2], "kind": [7, 7, 8], "w": [1, 3, 1]})
+    out = sqlmetrics.evaluate(CON, recs, ["calibration@1"], history=history, item_genres=genres,
+                              genre="kind", genre_weight="w", per_user=True).to_pylist()
+    # p = (3/4, 1/4); q = (1, 0): C_KL = 3/4 ln(3/4 / (0.99 + 0.0075)) + 1/4 ln(1/4 / 0.0025)
+    want = 0.75 * math.log(0.75 / (0.99 + 0.0075)) + 0.25 * math.log(0.25 / 0.0025)
+    assert out[0]["calibration@1"] == pytest.approx(want, abs=1e-12)
+    bad = {
+        "a NULL genre for item_id = 2": {"item_id": [1, 2], "genre": ["a", None]},
+        "a duplicate (item_id, genre) for item_id = 1": {"item_id": [1, 1], "genre": ["a", "a"]},
+        "a negative weight for item_id = 2": {"item_id": [1, 2], "genre": ["a", "b"], "weight": [1.0, -1.0]},
+        "a NULL, NaN or infinite weight for item_id = 1": {"item_id": [1], "genre": ["a"],
+                                                           "weight": [float("nan")]},
+        "a NULL item_id": {"item_id": [None, 2], "genre": ["a", "b"]},
+    }
+    for message, columns in bad.items():
+        kw = {"genre_weight": "weight"} if "weight" in columns else {}
+        with pytest.raises(InvalidDataError, match=re.escape(message)):
+            sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history,
+                                item_genres=pa.table(columns), **kw)
+    with pytest.raises(ConventionError, match="item_genres="):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history)
+    with pytest.raises(sqlmetrics.SqlMetricsError, match="genre"):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=history,
+                            item_genres=pa.table({"item_id": [1], "kind": ["a"]}))
+
+
+# ---- awrf@k (Sapiezynski et al. 2019; TREC Fair Ranking 2021/2022) --------------------------------
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_awrf_equals_the_trec_fair_ranking_definition(seed):
+    """awrf@k against the track's formula (tests/reference_groups.py, scipy's jensenshannon),
+    per user and as the mean, groups as vectors or rows; ties, items without a group, lists
+    without an item with a group (no value)."""
+    recs, _, genres = genre_case(seed, groups=seed % 2 == 0, text_items=seed % 3 == 0)
+    by = "model" if seed % 2 == 0 else None
+    width = max((len(w) for w in genres.values()), default=0)
+    groups = {i: w for i, w in genres.items() if w.sum() > 0}
+    present = [g for g in range(width) if any(w[g] > 0 for w in groups.values())]
+    reduced = {i: w[present] for i, w in groups.items()}
+    names = {"awrf@1": 1, "awrf@3": 3, "awrf@10": 10}
+    forms = [dict(item_features=features_table(genres)),
+             dict(item_genres=genre_rows(genres, True), genre_weight="weight")]
+    for inputs in forms:
+        out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), per_user=True, by=by,
+                                  **inputs).to_pylist()
+        means = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), list(names), by=by, **inputs).to_pylist()
+        for model in ("a", "b") if by else (None,):
+            rows = [r for r in out if r.get("model") == model]
+            for name, k in names.items():
+                lists = top_lists(recs, k, model)
+                assert {r["user_id"] for r in rows} == set(lists)
+                wanted = {}
+                for r in rows:
+                    want = ref.awrf(lists[r["user_id"]], reduced, present) if present else None
+                    wanted[r["user_id"]] = want
+                    assert (r[name] is None) == (want is None), (r, name)
+                    if want is not None:
+                        assert r[name] == pytest.approx(want, abs=1e-9), (r["user_id"], name)
+                        assert 1 - math.log(2) - 1e-12 <= r[name] <= 1 + 1e-12
+                row = next(r for r in means if r.get("model") == model)
+                mean = mean_of(wanted.values())
+                assert (row[name] is None) == (mean is None)
+                if mean is not None:
+                    assert row[name] == pytest.approx(mean, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_awrf_with_a_target_equals_the_track_s_formula(seed):
+    """group_target=: the target's weights normalized (a group it omits has target 0, one no
+    item is in counts with p = 0), as scipy's jensenshannon reads the track's targets."""
+    recs, _, genres = genre_case(seed, text_items=seed % 2 == 1)
+    rng = random.Random(seed)
+    width = max((len(w) for w in genres.values()), default=0)
+    rows = genre_rows(genres, True)
+    listed = [g for g in range(width + 1) if rng.random() < 0.8] or [0]  # g<width>: no item's
+    weights = [rng.choice((0.0, 0.5, 1.0, 3.0)) for _ in listed]
+    weights[0] = 1.0
+    target = pa.table({"genre": [f"g{g}" for g in listed], "weight": weights})
+    groups = {i: w for i, w in genres.items() if w.sum() > 0}
+    present = sorted({g for w in groups.values() for g in range(len(w)) if w[g] > 0} | set(listed))
+    full = {i: np.array([w[g] if g < len(w) else 0.0 for g in present]) for i, w in groups.items()}
+    t = np.array([weights[listed.index(g)] if g in listed else 0.0 for g in present])
+    out = sqlmetrics.evaluate(CON, pa.Table.from_pylist(recs), ["awrf@2", "awrf@10"], per_user=True,
+                              item_genres=rows, genre_weight="weight", group_target=target).to_pylist()
+    for r in out:
+        for name, k in (("awrf@2", 2), ("awrf@10", 10)):
+            want = ref.awrf(top_lists(recs, k)[r["user_id"]], full, present, t)
+            assert (r[name] is None) == (want is None), (r, name)
+            if want is not None:
+                assert r[name] == pytest.approx(want, abs=1e-9), (r["user_id"], name)
+
+
+def test_awrf_target_errors():
+    recs = pa.table({"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]})
+    genres = pa.table({"item_id": [1, 2], "genre": ["a", "b"]})
+    bad = {
+        "a NULL genre": {"genre": [None, "b"], "weight": [1.0, 1.0]},
+        "a duplicate genre = a": {"genre": ["a", "a"], "weight": [1.0, 1.0]},
+        "a negative weight for genre = b": {"genre": ["a", "b"], "weight": [1.0, -1.0]},
+        "a NULL, NaN or infinite weight for genre = a": {"genre": ["a"], "weight": [float("inf")]},
+        "no positive weight": {"genre": ["a", "b"], "weight": [0.0, 0.0]},
+    }
+    for message, columns in bad.items():
+        with pytest.raises(InvalidDataError, match=re.escape(message)):
+            sqlmetrics.evaluate(CON, recs, ["awrf@2"], item_genres=genres, group_target=pa.table(columns))
+    with pytest.raises(ConventionError, match="no awrf metric"):
+        sqlmetrics.evaluate(CON, recs, ["calibration@2"], history=recs, item_genres=genres,
+                            group_target=pa.table(bad["no positive weight"]))
+
+
+def test_awrf_by_hand():
+    # groups a, b (uniform target 1/2 each); user 1 shows a, b, a: attention 1, 1, 1/log2(3)
+    recs = pa.table({"user_id": [1, 1, 1, 2], "item_id": [1, 2, 3, 1], "score": [3.0, 2.0, 1.0, 1.0]})
+    genres = pa.table({"item_id": [1, 2, 3], "genre": ["a", "b", "a"]})
+    out = sqlmetrics.evaluate(CON, recs, ["awrf@2", "awrf@3"], item_genres=genres, per_user=True).to_pylist()
+    assert out[0]["awrf@2"] == pytest.approx(1.0, abs=1e-15)  # a and b equally: the target
+    # user 2 shows only a: p = (1, 0), m = (3/4, 1/4)
+    jsd = 0.5 * math.log(4 / 3) + 0.5 * (0.5 * math.log(2 / 3) + 0.5 * math.log(2))
+    assert out[1]["awrf@2"] == pytest.approx(1 - jsd, abs=1e-15)
+    a = 1 + 1 / math.log2(3)
+    p = [a / (a + 1), 1 / (a + 1)]
+    jsd = sum(0.5 * x * math.log(x / ((x + 0.5) / 2)) + 0.25 * math.log(0.5 / ((x + 0.5) / 2)) for x in p)
+    assert out[0]["awrf@3"] == pytest.approx(1 - jsd, abs=1e-15)
+    with pytest.raises(ConventionError, match="item_genres="):
+        sqlmetrics.evaluate(CON, recs, ["awrf@3"])
+    assert sqlmetrics.awrf(CON, recs, k=2, item_genres=genres).column("awrf@2").to_pylist() == [
+        pytest.approx(out[0]["awrf@2"] / 2 + out[1]["awrf@2"] / 2)]
 
 
 # ---- rbo@k, rbo_sum@k (Webber et al. 2010) ----------------------------------------------------

@@ -61,6 +61,15 @@ def runs():
     by_model, by_user = (lambda row: row["model"]), (lambda row: (row["model"], row["user_id"]))
     yield recs, metrics, base, by_model
     yield recs, metrics, {**base, "per_user": True}, by_user
+    # the same genres as rows (item, genre, weight): item_genres=
+    genres = long_form(features)
+    rows = dict(history=history, item_genres=genres, genre_weight="weight", by="model")
+    yield recs, metrics, {**rows, "per_user": True}, by_user
+    awrf = ["awrf@1", "awrf@4", "awrf@10"]
+    yield recs, awrf, dict(item_features=features, by="model"), by_model
+    yield recs, awrf, {**rows, "per_user": True}, by_user
+    target = pa.table({"genre": ["g0", "g1", "g3", "g9"], "weight": [1.0, 2.0, 0.5, 1.0]})
+    yield recs, awrf, {**rows, "group_target": target}, by_model
     systems = systems_data()
     metrics = ["rbo@1", "rbo@5", "rbo_sum(p=0.5)@5", "rbo(p=0.98)@10"]
     yield systems, metrics, dict(by="model", baseline="B"), by_model
@@ -76,6 +85,16 @@ def runs():
     options = dict(truth=truth, item_features=features, by="model")
     yield recs, metrics, options, by_model
     yield recs, metrics, {**options, "per_user": True}, by_user
+    options = dict(truth=truth, item_genres=long_form(features), genre_weight="weight", by="model")
+    yield recs, metrics, {**options, "per_user": True}, by_user
+
+
+def long_form(features: pa.Table) -> pa.Table:
+    """item_features' vectors as item_genres' rows (item_id, genre, weight), zeros too."""
+    rows = [{"item_id": i, "genre": f"g{g}", "weight": w}
+            for i, ws in zip(features["item_id"].to_pylist(), features["features"].to_pylist(), strict=True)
+            for g, w in enumerate(ws)]
+    return pa.Table.from_pylist(rows)
 
 
 def check_same_as_duckdb(con) -> None:
@@ -101,7 +120,8 @@ def _text(recs, metrics, options, dialect: str) -> tuple[duckdb.DuckDBPyConnecti
     """sql()'s text for `dialect` over tables of a new DuckDB connection holding the inputs."""
     con = duckdb.connect()
     named = dict(options)
-    for name, table in (("recs", recs), ("truth", None), ("history", None), ("item_features", None)):
+    for name, table in (("recs", recs), ("truth", None), ("history", None), ("item_features", None),
+                        ("item_genres", None), ("group_target", None)):
         if table is not None or name in options:
             con.register(f"{name}_frame", recs if name == "recs" else options[name])
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM {name}_frame")
@@ -117,7 +137,7 @@ def test_bigquery_and_snowflake_text_computes_the_same(dialect):
     for recs, metrics, options, key in runs():
         con, text = _text(recs, metrics, options, dialect)
         if dialect == "snowflake" and "item_features" in options:
-            assert "calibration_genres" in text or "exposure_members" in text
+            assert "genre_weights" in text
             sqlglot.parse_one(text, read="snowflake")
             continue
         translated = sqlglot.transpile(text, read=dialect, write="duckdb")[0]

@@ -16,7 +16,8 @@
                  item='item_id', score='score', rank=none, relevance=none, action=none, ties=none,
                  threshold=none, gain=none, empty=none, missing=none, ap_denominator=none,
                  duplicates=none, truth_duplicates=none, short_lists=none, profile=none,
-                 history=none, catalog=none, item_features=none, features='features', subtopics=none,
+                 history=none, catalog=none, item_features=none, features='features', item_genres=none,
+                 genre='genre', genre_weight=none, group_target=none, subtopics=none,
                  dialect=none, exact_sums='fast') -%}
 {%- set comparison = {'by': by, 'baseline': baseline, 'test': test, 'confidence': confidence,
     'correction': correction, 'replicates': replicates, 'seed': seed, 'within': within,
@@ -27,7 +28,9 @@
     'empty': empty, 'missing': missing, 'ap_denominator': ap_denominator, 'duplicates': duplicates,
     'truth_duplicates': truth_duplicates, 'short_lists': short_lists, 'profile': profile,
     'history': history, 'catalog': catalog, 'item_features': item_features, 'features': features,
-    'subtopics': subtopics, 'dialect': dialect, 'exact_sums': exact_sums} -%}
+    'item_genres': item_genres, 'genre': genre, 'genre_weight': genre_weight,
+    'group_target': group_target, 'subtopics': subtopics, 'dialect': dialect,
+    'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('compare_sql', 'sqlmetrics')(recs, metrics, comparison, options) ~ ') AS sqlmetrics_compare') }}
 {%- endmacro %}
 

@@ -14,13 +14,16 @@
                   score='score', rank=none, relevance=none, action=none, ties=none, threshold=none,
                   gain=none, empty=none, missing=none, ap_denominator=none, duplicates=none,
                   truth_duplicates=none, short_lists=none, profile=none, history=none, catalog=none,
-                  item_features=none, features='features', subtopics=none, dialect=none, exact_sums='fast') -%}
+                  item_features=none, features='features', item_genres=none, genre='genre',
+                  genre_weight=none, group_target=none, subtopics=none, dialect=none, exact_sums='fast') -%}
 {%- set options = {'truth': truth, 'by': by, 'per_user': per_user, 'user': user, 'item': item,
     'score': score, 'rank': rank, 'relevance': relevance, 'action': action, 'ties': ties,
     'threshold': threshold, 'gain': gain, 'empty': empty, 'missing': missing,
     'ap_denominator': ap_denominator, 'duplicates': duplicates, 'truth_duplicates': truth_duplicates,
     'short_lists': short_lists, 'profile': profile, 'history': history, 'catalog': catalog,
-    'item_features': item_features, 'features': features, 'subtopics': subtopics, 'dialect': dialect,
+    'item_features': item_features, 'features': features, 'item_genres': item_genres,
+    'genre': genre, 'genre_weight': genre_weight, 'group_target': group_target, 'subtopics': subtopics,
+    'dialect': dialect,
     'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('sql', 'sqlmetrics')(recs, metrics, options) ~ ') AS sqlmetrics_evaluate') }}
 {%- endmacro %}
@@ -71,11 +74,11 @@
 {% macro _prepare(recs, metrics, options, engine_dialect) -%}
 {%- set known = ['truth', 'by', 'per_user', 'user', 'item', 'score', 'rank', 'relevance', 'action',
     'ties', 'threshold', 'gain', 'empty', 'missing', 'ap_denominator', 'duplicates', 'truth_duplicates',
-    'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'subtopics', 'dialect',
-    'exact_sums'] -%}
+    'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'item_genres',
+    'genre', 'genre_weight', 'group_target', 'subtopics', 'dialect', 'exact_sums'] -%}
 {%- for key in options if key not in known -%}{{ sqlmetrics._fail('unknown option ' ~ key) }}{%- endfor -%}
 {%- set o = {'by': none, 'per_user': false, 'user': 'user_id', 'item': 'item_id', 'score': 'score',
-    'features': 'features', 'exact_sums': 'fast'} -%}
+    'features': 'features', 'genre': 'genre', 'exact_sums': 'fast'} -%}
 {%- for key in known if key not in o -%}{%- do o.update({key: none}) -%}{%- endfor -%}
 {%- do o.update(options) -%}
 {%- set reg = sqlmetrics._registry() -%}
@@ -86,6 +89,9 @@
 {%- if o.subtopics is not none -%}
 {{ sqlmetrics._fail('subtopics=: the intent-aware measures are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
 {%- endif -%}
+{%- for key in ['item_genres', 'group_target'] if o[key] is not none -%}
+{{ sqlmetrics._fail(key ~ '=: the genres as rows and awrf\'s target are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
+{%- endfor -%}
 {%- set requested = sqlmetrics._parse_metrics(metrics, reg) -%}
 {%- set conventions = sqlmetrics._conventions(o, reg) -%}
 {%- set recs_source = sqlmetrics._source(recs, 'recs', dialect, reg) -%}

@@ -63,11 +63,14 @@ def evaluate(
     command line's --metrics ("ndcg@10,map@10"): names like "ndcg@10", "map@10", "recall@20",
     "r_precision", and the beyond-accuracy metrics "fcp", "catalog_coverage@10",
     "distributional_coverage@10", "gini@10", "novelty@10", "popularity@10", "diversity@10",
-    "serendipity@10", "personalization@10", and over item groups "calibration@10", "rbo@10".
+    "serendipity@10", "personalization@10", and over item groups "calibration@10", "rbo@10",
+    "group_ee_l@10", "awrf@10".
     history: a table of (user, item) interactions (novelty, popularity, coverage, diversity,
     serendipity, calibration); catalog: a table of all items (default: the items of history);
     item_features: a table of (item, features vector) for cosine similarity (diversity,
-    serendipity), read as genre weights by calibration.
+    serendipity), read as genre weights by calibration and group_ee_* unless item_genres is
+    given; item_genres: the genres as rows (item, genre[, weight]: genre=, genre_weight=);
+    group_target: awrf's target distribution over the groups (genre, weight), uniform without.
     baseline: the reference system of rbo@k, its value of the by column (a tuple of one value
     per by column for several), as compare() takes it: each group's lists against its lists.
     subtopics: subtopic judgements, (user, subtopic, item[, relevance]) rows, for the

@@ -215,7 +215,10 @@ def source_input(text: str | None) -> Any:
 
 # The shared keywords (statement/keywords.py) the command line does not offer: inputs for the
 # beyond-accuracy metrics, which the commands have no options for yet
-NOT_ON_THE_COMMAND_LINE = frozenset({"history", "catalog", "item_features", "features", "subtopics"})
+NOT_ON_THE_COMMAND_LINE = frozenset(
+    {"history", "catalog", "item_features", "features", "item_genres", "genre", "genre_weight",
+     "group_target", "subtopics"}
+)
 
 
 def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:

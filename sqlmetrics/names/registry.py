@@ -73,6 +73,7 @@ _CALIBRATION = "beyond/calibration.sql.j2"
 _RBO = "beyond/rbo.sql.j2"
 _EXPOSURE = "metrics/exposure.sql.j2"
 _GROUP_EXPOSURE = "beyond/group_exposure.sql.j2"
+_AWRF = "beyond/awrf.sql.j2"
 
 METRICS: dict[str, MetricDefinition] = {
     m.name: m
@@ -544,7 +545,7 @@ METRICS: dict[str, MetricDefinition] = {
                 f"group_ee_{form}",
                 _GROUP_EXPOSURE,
                 formula + " over item groups: E_G, T_G the sums of e, e* over the relevant items in"
-                " group G (item_features' positive elements); gamma = 0.5 unless given",
+                " group G (the genres of positive weight); gamma = 0.5 unless given",
                 tie_averaged=False,
                 beyond=True,
                 needs=("genres", "truth"),
@@ -556,6 +557,15 @@ METRICS: dict[str, MetricDefinition] = {
                 ("r", "sum_G E_G T_G"),
             )
         ],
+        MetricDefinition(
+            "awrf",
+            _AWRF,
+            "1 - JSD(p, uniform): attention-weighted rank fairness, p the groups' shares of the"
+            " top k's attention 1 / log2(max(i, 2)) (TREC Fair Ranking's)",
+            tie_averaged=False,
+            beyond=True,
+            needs=("genres",),
+        ),
         MetricDefinition(
             "rbo_sum",
             _RBO,

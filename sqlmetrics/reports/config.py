@@ -16,6 +16,13 @@ results_table = "sqlmetrics_results"
 [grades]        # action -> grade, with columns.action: purchase = 3, view = 1
 [conventions]   # profile, ties, threshold, gain, empty, missing, ap_denominator, short_lists,
                 # duplicates, truth_duplicates
+history = "history"                      # optional inputs of the beyond-accuracy metrics, read whole
+catalog = "items"                        #   (not cut to the period), as evaluate()'s history=,
+item_features = "item_features"          #   catalog=, item_features= (features = its column),
+item_genres = "genres"                   #   item_genres= (genre, genre_weight = its columns),
+group_target = "targets"                 #   group_target= (awrf's target distribution)
+baseline = "A"                           # rbo@k's reference system: a value of the by column(s)
+
 [compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
                 # correction, replicates, seed, within, results_table, design, covariate,
                 # expected_split = {A = 0.5, B = 0.5}: see CompareSection
@@ -68,8 +75,15 @@ class ReportConfigError(SqlMetricsError):
 _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
-    "compare", "off_policy",
+    "compare", "off_policy", "history", "catalog", "item_features", "features", "item_genres",
+    "genre", "genre_weight", "group_target", "baseline",
 }  # fmt: skip
+# evaluate()'s inputs of the beyond-accuracy metrics a report names at the top level: tables or
+# views of the warehouse, or Parquet/CSV paths or globs, read whole each period (another input
+# keyword of evaluate() is one more name here, e.g. "subtopics")
+INPUT_KEYS = ("history", "catalog", "item_features", "item_genres", "group_target")
+# the column names of those inputs, each with its input
+INPUT_COLUMNS = {"features": "item_features", "genre": "item_genres", "genre_weight": "item_genres"}
 _COMPARE = {
     "baseline", "test", "confidence", "correction", "replicates", "seed", "within", "results_table",
     "design", "covariate", "expected_split",
@@ -223,6 +237,8 @@ class ReportConfig:
     explicit: dict[str, Any] = field(default_factory=dict)
     compare: CompareSection | None = None
     off_policy: OffPolicySection | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # INPUT_KEYS given, and features
+    baseline: tuple[Any, ...] | None = None  # rbo@k's reference system: a value per by column
     source: str = "<dict>"  # where it was read from, for messages
 
     @property
@@ -231,7 +247,9 @@ class ReportConfig:
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments of sqlmetrics.evaluate (columns, grades, conventions, by)."""
-        options: dict[str, Any] = {**self.columns, "by": list(self.by)}
+        options: dict[str, Any] = {**self.columns, **self.inputs, "by": list(self.by)}
+        if self.baseline is not None:
+            options["baseline"] = self.baseline[0] if len(self.baseline) == 1 else self.baseline
         if self.grades:
             options["relevance"] = dict(self.grades)
         if self.profile is None:
@@ -278,6 +296,8 @@ class ReportConfig:
             },
             **({"compare": self.compare.decisive()} if self.compare else {}),
             **({"off_policy": self.off_policy.decisive()} if self.off_policy else {}),
+            **({"inputs": dict(sorted(self.inputs.items()))} if self.inputs else {}),
+            **({"baseline": list(self.baseline)} if self.baseline is not None else {}),
         }
         if self.profile is not None:  # (so configs without a profile keep their hash)
             decisive["profile"] = self.profile
@@ -436,6 +456,13 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     compare = _compare_section(data, by, results_table, source)
     if compare is not None:  # (it stores each mean's interval: evaluate(confidence=) per period)
         _require_one_set_of_means(parsed, profile, explicit, source)
+    inputs = {key: data[key] for key in (*INPUT_KEYS, *INPUT_COLUMNS) if key in data}
+    for key in inputs:
+        _text(inputs, key, source, True)
+    for key, of in INPUT_COLUMNS.items():
+        if key in inputs and of not in inputs:
+            raise ReportConfigError(f"{source}: {key} names a column of {of}; give {of}")
+    baseline = _baseline(data, by, parsed, compare, source)
     return ReportConfig(
         name=name,
         warehouse=warehouse,
@@ -456,8 +483,45 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
         compare=compare,
         off_policy=_off_policy_section(data, recommendations, time_column, results_table,
                                        compare.results_table if compare else None, source),
+        inputs=inputs,
+        baseline=baseline,
         source=source,
     )
+
+
+def _baseline(data: dict[str, Any], by: tuple[str, ...], parsed: list, compare: CompareSection | None,
+              source: str) -> tuple[Any, ...] | None:
+    """rbo@k's reference system: one value (a string or a number) per by column, given exactly
+    when an rbo metric is (evaluate()'s baseline=; [compare] has its own baseline)."""
+    rbo = [m.label for m in parsed if "baseline" in m.definition.needs]
+    raw = data.get("baseline")
+    if raw is None:
+        if rbo:
+            raise ReportConfigError(
+                f"{source}: {', '.join(rbo)} compares each system's lists with a reference "
+                "system's: give baseline = <its value of the by column>, e.g. by = [\"model\"] "
+                "and baseline = \"A\""
+            )
+        return None
+    if not rbo:
+        raise ReportConfigError(
+            f"{source}: baseline names the reference system of rbo@k, and no rbo metric is in "
+            "metrics ([compare] takes its own baseline)"
+        )
+    values = tuple(raw) if isinstance(raw, list) else (raw,)
+    if not by or len(values) != len(by) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise ReportConfigError(
+            f"{source}: baseline must give one value (a string or a number) for each of the "
+            f"report's by columns ({', '.join(by) or 'none: set by'}), got {raw!r}"
+        )
+    if compare is not None:
+        raise ReportConfigError(
+            f"{source}: [compare] cannot compare {', '.join(rbo)} (each system's value is "
+            "already against the baseline's lists); report them without [compare]"
+        )
+    return values
 
 
 def _compare_section(

@@ -44,6 +44,10 @@ def inputs(
     catalog: Input | None = None,
     item_features: Input | None = None,
     features: str = "features",
+    item_genres: Input | None = None,
+    genre: str = "genre",
+    genre_weight: str | None = None,
+    group_target: Input | None = None,
     # subtopic judgements (unit, subtopic, item, grade): the intent-aware measures' input
     subtopics: Input | None = None,
 ) -> None:

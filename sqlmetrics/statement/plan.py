@@ -43,6 +43,8 @@ class ColumnNames:
     relevance: str | Mapping[str, float] | None = None  # None: "relevance" where present
     action: str | None = None
     features: str = "features"  # the vector column of item_features=
+    genre: str = "genre"  # the genre (group) column of item_genres=
+    genre_weight: str | None = None  # its weight column (None: each row weighs 1)
 
     @classmethod
     def of(cls, keywords: Mapping[str, Any]) -> ColumnNames:
@@ -189,6 +191,8 @@ def build_context(
     subtopics: Source | None = None,
     dialect: str = "duckdb",
     baseline: Any = None,
+    item_genres: Source | None = None,
+    group_target: Source | None = None,
 ) -> dict[str, Any]:
     sql_dialect = get_dialect(dialect)
     quote_identifier = sql_dialect.quote_identifier  # this dialect's quoting, in this function
@@ -316,7 +320,7 @@ def build_context(
             list_length = MAX_CUTOFF  # the whole list: every tie group is placed
     beyond_ctx = _beyond_context(
         recs, unit, item, truth, metrics, names, per_user, history, catalog, item_features,
-        quote_identifier, sql_dialect.result_name,
+        quote_identifier, sql_dialect.result_name, item_genres, group_target,
     )
     rbo = [m.label for m in metrics if "baseline" in m.definition.needs]
     if baseline is not None and not rbo:
@@ -558,6 +562,13 @@ def _has_relevance(recs: Source, names: ColumnNames) -> bool:
 _VECTOR = re.compile(r"^(.+)\[\d*\]$")
 
 
+def _input_context(source: Source, columns: dict[str, str | None], quote_identifier) -> dict[str, Any]:
+    """A beyond-accuracy input for the templates: its FROM item, its label for messages, each
+    column quoted (None stays None) and, under "names", as the user spells it."""
+    quoted = {key: None if name is None else quote_identifier(name) for key, name in columns.items()}
+    return {"source": source.sql, "label": source.label, **quoted, "names": dict(columns)}
+
+
 def _beyond_context(
     recs: Source,
     unit: Sequence[str],
@@ -571,6 +582,8 @@ def _beyond_context(
     item_features: Source | None,
     quote_identifier=quote_identifier,  # the dialect's quoting
     result_name=lambda label: label,  # the dialect's column for a label (BigQuery: no ".")
+    item_genres: Source | None = None,
+    group_target: Source | None = None,
 ) -> dict[str, Any] | None:
     """What the beyond-accuracy templates (sql/beyond/) need: which inputs, cutoffs and families."""
     beyond = [m for m in metrics if m.definition.beyond]
@@ -632,14 +645,16 @@ def _beyond_context(
             f"{', '.join(names_of['truth'])} needs the relevant items of each user: pass "
             "truth='<table of (user, item[, relevance])>'"
         )
-    if "genres" in needs and item_features is None:
+    if "genres" in needs and item_features is None and item_genres is None:
         raise ConventionError(
             f"{', '.join(names_of['genres'])} needs the items' genres: pass "
+            "item_genres='<table of (item, genre[, weight])>' or "
             "item_features='<table of item, vector of genre weights>' (a multi-hot genre vector "
             "per item)"
         )
     features_ctx = None
-    if (similarity == "features" or "genres" in needs) and item_features is not None:
+    genres_in_features = "genres" in needs and item_genres is None
+    if (similarity == "features" or genres_in_features) and item_features is not None:
         f_item = col.find_column(item_features, names.item, "item_features", "item")
         f_vec = col.find_column(item_features, names.features, "item_features", "features")
         col.require_same_family(recs, item, item_features, f_item, "item", "item_features")
@@ -650,13 +665,35 @@ def _beyond_context(
                 f"item_features ({item_features.label}): the features column {f_vec!r} must be a list "
                 f"or array of numbers (e.g. FLOAT[]), but it is {vector_type}"
             )
-        features_ctx = {
-            "source": item_features.sql,
-            "label": item_features.label,
-            "item": quote_identifier(f_item),
-            "vector": quote_identifier(f_vec),
-            "names": {"item": f_item, "vector": f_vec},
-        }
+        features_ctx = _input_context(item_features, {"item": f_item, "vector": f_vec}, quote_identifier)
+    genres_ctx = None
+    if "genres" in needs and item_genres is not None:
+        # the long form: one row per (item, genre), weighing genre_weight (1 without)
+        g_item = col.find_column(item_genres, names.item, "item_genres", "item")
+        g_genre = col.find_column(item_genres, names.genre, "item_genres", "genre")
+        col.require_same_family(recs, item, item_genres, g_item, "item", "item_genres")
+        g_weight = None
+        if names.genre_weight is not None:
+            g_weight = col.find_column(item_genres, names.genre_weight, "item_genres", "genre_weight")
+            col.require_numeric(item_genres, g_weight, "item_genres", "genre_weight")
+        genres_ctx = _input_context(
+            item_genres, {"item": g_item, "genre": g_genre, "weight": g_weight}, quote_identifier
+        ) | {"kind": "rows"}
+    elif "genres" in needs and features_ctx is not None:  # the vector form
+        genres_ctx = {"kind": "features", "label": features_ctx["label"], "names": features_ctx["names"]}
+
+    target_ctx = None
+    awrf = [m.label for m in beyond if m.name == "awrf"]
+    if group_target is not None and not awrf:
+        raise ConventionError(
+            "group_target= is awrf@k's target distribution, and no awrf metric is requested"
+        )
+    if group_target is not None:
+        # awrf's target: one row per group, (genre=, genre_weight= or "weight"), normalized
+        t_genre = col.find_column(group_target, names.genre, "group_target", "genre")
+        t_weight = col.find_column(group_target, names.genre_weight or "weight", "group_target", "weight")
+        col.require_numeric(group_target, t_weight, "group_target", "weight")
+        target_ctx = _input_context(group_target, {"genre": t_genre, "weight": t_weight}, quote_identifier)
 
     def max_k(*wanted: str) -> int | None:
         ks = [m.k for m in beyond if m.name in wanted and m.k is not None]
@@ -684,6 +721,8 @@ def _beyond_context(
         "history": history_ctx,
         "catalog": catalog_ctx,
         "features": features_ctx,
+        "genres": genres_ctx,
+        "target": target_ctx,
         "similarity": similarity,
         "relevance": any(
             m.definition.uses_lists and "relevance" in m.definition.needs for m in beyond

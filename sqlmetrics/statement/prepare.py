@@ -56,7 +56,7 @@ def prepare(
     # beyond-accuracy inputs: accepted in every form recs and truth are
     extra = {
         role: engine.resolve(obj, role)
-        for role, obj in ((role, inputs[role]) for role in ("history", "catalog", "item_features"))
+        for role, obj in ((role, inputs[role]) for role in BEYOND_INPUTS)
         if obj is not None
     }
     if dialect != engine.dialect:  # sql(dialect=...): the inputs named in the target dialect
@@ -75,6 +75,8 @@ def prepare(
             history=extra.get("history"),
             catalog=extra.get("catalog"),
             item_features=extra.get("item_features"),
+            item_genres=extra.get("item_genres"),
+            group_target=extra.get("group_target"),
             subtopics=subtopics_source,
             dialect=dialect,
             baseline=baseline,
@@ -99,6 +101,10 @@ def subtopic_truth(engine: Any, subtopics: Input | None, truth: Source | None) -
             "unit's subtopics); give subtopics= or truth=, not both"
         )
     return engine.resolve(subtopics, "subtopics")
+
+
+# the beyond-accuracy metrics' inputs, resolved as recs and truth are
+BEYOND_INPUTS = ("history", "catalog", "item_features", "item_genres", "group_target")
 
 
 def with_truth_hint(message: str) -> str:
