@@ -16,7 +16,7 @@ from engines import postgres_server, spark_session, unavailable  # noqa: E402
 # scripts the peers' own interpreters run (--doctest-modules would import them here, and
 # obp_run.py puts a stand-in torch into sys.modules, which breaks pyspark's import in the same
 # worker)
-collect_ignore = ["obp_run.py", "recommenders_run.py", "evidently_run.py"]
+collect_ignore = ["obp_run.py", "recommenders_run.py", "evidently_run.py", "rbo_run.py"]
 
 
 def pytest_xdist_auto_num_workers(config):

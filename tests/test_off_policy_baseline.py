@@ -50,7 +50,13 @@ def assert_compared(got: pa.Table, log: dict, base_log: dict, estimators, label:
         assert (units == base_units).all()
         want = paired(t, base, confidence)
         assert rows[e]["baseline"] == label
+        # where both targets' terms agree to rounding (a self-normalized estimate of 2.0 on both
+        # sides: differences of 1e-16), the p-value is a statistic of rounding noise, which two
+        # orders of summation draw differently; the delta and its interval are still compared
+        noise = np.max(np.abs(t - base), initial=0.0) <= 1e-12 * max(1.0, np.max(np.abs(t), initial=0.0))
         for f in COMPARED:
+            if f == "p_value" and noise:
+                continue
             assert close(rows[e][f], want[f]), (e, f, rows[e][f], want[f])
 
 

@@ -77,7 +77,7 @@ def takes_inputs(*, last: Sequence[str] = ()) -> Callable[[F], F]:
     ('t', 'user_id', 'model')
     >>> names = list(inspect.signature(f).parameters)
     >>> names[:4], names[-2:]
-    (['con', 'truth', 'by', 'user'], ['features', 'progress'])
+    (['con', 'truth', 'by', 'user'], ['subtopics', 'progress'])
     """
 
     def decorate(function: F) -> F:
