@@ -223,3 +223,15 @@ def test_off_policy_sql_against_a_target_of_an_empty_log():
     con.register("ranking", pa.Table.from_pylist(target))
     got = rows_of_text(con, "log", ["iips"], "ranking", target="ranking", baseline="ranking")
     assert got.num_rows == 0 and "delta" in got.column_names
+
+
+def test_off_policy_sql_against_a_target_refuses_the_bootstrap():
+    """The one statement compares the two targets with the t interval only: test='bootstrap'
+    is refused there (off_policy() runs it), not silently answered with the t statement."""
+    impressions, target = random_log(np.random.default_rng(5), 4, 4, 2)
+    con = duckdb.connect()
+    con.register("log", pa.Table.from_pylist(impressions))
+    con.register("ranking", pa.Table.from_pylist(target))
+    with pytest.raises(ConventionError, match="t interval only"):
+        sqlmetrics.off_policy_sql(con, "log", ["iips"], target="ranking", baseline="ranking",
+                                  test="bootstrap")

@@ -127,7 +127,7 @@
 {%- endmacro %}
 
 {#- compare._literal: the baseline value of one by column as a SQL literal of its type (none:
-    IS NULL). A date or timestamp column takes its baseline as text of the date ('2026-11-03'). -#}
+    IS NULL). A DATE column takes its baseline as text of the date ('2026-11-03'). -#}
 {% macro _baseline_literal(recs_source, column, value, dialect, reg) -%}
 {%- if value is none -%}{{ return(none) }}{%- endif -%}
 {%- set column_type = recs_source.columns[column] -%}
