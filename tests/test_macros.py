@@ -72,11 +72,13 @@ def warehouse():
         for i, name in enumerate(
             ['"k"', "item", "grades", "beta", "recs", "truth", "c", "x", '"by"', '"user"',
              "_item", "_key", "_user", "_g0", "_rel", "_p", "sqlmetrics_item", "history", "catalog",
-             "item_features", "sqlmetrics_features", "_vec", "_iid", "_pos"]
+             "item_features", "sqlmetrics_features", "_vec", "_iid", "_pos", "subtopics", "item_genres",
+             "group_target", "baseline", "genre_weight", "sqlmetrics_genre", "_genre", "_w",
+             "_subtopic", "_val"]
         )
     )  # fmt: skip
-    con.execute(f"CREATE VIEW recs_junk AS SELECT *, {junk}, 99 AS features FROM recommendations")
-    con.execute(f"CREATE VIEW events_junk AS SELECT *, {junk}, 99 AS features FROM events")
+    for view, table in (("recs_junk", "recommendations"), ("events_junk", "events")):
+        con.execute(f"CREATE VIEW {view} AS SELECT *, {junk}, 99 AS features, 99 AS genre FROM {table}")
     # the beyond-accuracy inputs: a history of (user, day) units' earlier interactions (items
     # the lists have and others, repeated rows), a catalog of every item and more, and item
     # vectors for some of the items (the others have no similarity), ties among them
@@ -91,8 +93,37 @@ def warehouse():
         "CREATE TABLE vectors AS SELECT 'i' || range AS item_id, [(range % 5)::DOUBLE, "
         "(range % 3)::DOUBLE - 1, 0.5, -0.25 * (range % 2)] AS features FROM range(27)"
     )
-    for table in ("history", "catalog", "vectors"):
-        features = "" if table == "vectors" else ", 99 AS features"
+    # subtopic judgements of the (user, day) units: grades 0 to 2, NULL, a (unit, subtopic,
+    # item) judged twice, units with no relevant subtopic, units with none at all
+    subtopics = [
+        (day, user, f"s{rng.randrange(4)}", f"i{rng.randrange(30)}", rng.choice([0, 1, 1, 2, None]))
+        for day in (1, 2) for user in range(40) if user % 9 != 2 for _ in range(rng.randint(1, 9))
+    ]  # fmt: skip
+    con.execute(
+        "CREATE TABLE subtopics (day INTEGER, user_id INTEGER, subtopic VARCHAR, item_id VARCHAR, "
+        "relevance INTEGER)"
+    )
+    con.executemany("INSERT INTO subtopics VALUES (?, ?, ?, ?, ?)", subtopics)
+    # the items' genres as rows (weights, some items with two genres, some with none, a 0
+    # weight), awrf's target over them, and vectors of nonnegative genre weights
+    con.execute(
+        "CREATE TABLE genres AS SELECT 'i' || range AS item_id, 'g' || (range % 4) AS genre, "
+        "(1 + range % 3)::DOUBLE AS weight FROM range(36) WHERE range % 9 <> 4 "
+        "UNION ALL SELECT 'i' || range, 'g' || ((range + 1) % 4), (range % 2)::DOUBLE FROM range(36) "
+        "WHERE range % 3 = 0"
+    )
+    con.execute("CREATE TABLE target AS SELECT * FROM (VALUES ('g0', 1.0), ('g1', 2.0), ('g2', 3.0), "
+                "('g3', 0.5)) AS t(genre, weight)")  # fmt: skip
+    con.execute("CREATE TABLE index_target AS SELECT * FROM (VALUES (1, 1.0), (2, 0.5), (3, 2.0)) "
+                "AS t(genre, weight)")  # fmt: skip
+    con.execute(
+        "CREATE TABLE genre_vectors AS SELECT 'i' || range AS item_id, [(range % 2)::DOUBLE, "
+        "(range % 3 > 0)::DOUBLE, CASE WHEN range % 5 = 0 THEN 0.5 ELSE 0 END] AS features FROM range(33)"
+    )
+    for table in ("history", "catalog", "vectors", "subtopics", "genres", "target", "genre_vectors",
+                  "index_target"):
+        features = "" if table in ("vectors", "genre_vectors") else ", 99 AS features"
+        features += "" if table in ("genres", "target", "index_target") else ", 99 AS genre"
         con.execute(f"CREATE VIEW {table}_junk AS SELECT *, {junk}{features} FROM {table}")
     yield con
     con.close()
@@ -136,8 +167,9 @@ def _label(m: Macro, k: int) -> str:
     return f"{m.metric.name}@{k}" if m.has_cutoff else m.metric.name
 
 
-RANKING = [m for m in macros() if not m.metric.beyond]
-BEYOND = [m for m in macros() if m.metric.beyond]
+RANKING = [m for m in macros() if m.inputs == ("recs", "truth") and not m.metric.beyond]
+# the beyond-accuracy metrics and the intent-aware measures (subtopics=): their inputs' tables
+BEYOND = [m for m in macros() if m not in RANKING]
 
 
 @pytest.mark.parametrize("m", RANKING, ids=lambda m: m.name)
@@ -167,19 +199,37 @@ def test_every_macro_equals_evaluate(warehouse, m):
 
 
 # the tables each input parameter is given in test_every_beyond_macro_equals_evaluate
-BEYOND_TABLES = {"truth": "events", "history": "history", "catalog": "catalog", "item_features": "vectors"}
+BEYOND_TABLES = {
+    "truth": "events", "history": "history", "catalog": "catalog", "item_features": "vectors",
+    "subtopics": "subtopics", "item_genres": "genres", "group_target": "target",
+}  # fmt: skip
+
+
+def _table_of(m: Macro, role: str, tables: dict[str, str]) -> str:
+    """The table of an input: item_features read as genre weights, the nonnegative vectors."""
+    if role == "item_features" and "genres" in m.metric.needs:
+        return tables[role].replace("vectors", "genre_vectors")
+    if role == "group_target" and "item_features" in m.inputs:
+        return tables[role].replace("target", "index_target")  # (the vectors' genres: 1, 2, 3)
+    return tables[role]
 
 
 def _call_of(m: Macro, recs: str, tables: dict[str, str], extra: str = "") -> tuple[str, dict]:
-    """The macro's call on recs and `tables` (by input, k 4, truth's action graded by a map),
-    and evaluate()'s keywords for the same inputs."""
-    args = [f"'{recs}'"] + [f"'{tables[i]}'" for i in m.inputs[1:]]
+    """The macro's call on recs and `tables` (by input, k 4, truth's action graded by a map,
+    the genres' weight column), and evaluate()'s keywords for the same inputs."""
+    args = [f"'{recs}'"] + [f"'{_table_of(m, i, tables)}'" for i in m.inputs[1:]]
     args += ["k := 4"] if m.has_cutoff else []
     args += [extra] if extra else []
-    keywords = {i: tables[i] for i in m.inputs[1:]}
+    keywords = {i: _table_of(m, i, tables) for i in m.inputs[1:]}
     if "truth" in m.inputs:
         args.append(f"relevance := 'event_type', grades := {GRADES_SQL}")
         keywords.update(action="event_type", relevance=GRADES)
+    if {"item_genres", "group_target"} & set(m.inputs):
+        args.append("genre_weight := 'weight'")
+        keywords.update(genre_weight="weight")
+    if m.against_baseline:
+        args.append("baseline := 'A'")
+        keywords.update(baseline="A")
     return f"SELECT * FROM {m.name}({', '.join(args)})", keywords
 
 
@@ -190,33 +240,40 @@ def test_every_beyond_macro_equals_evaluate(warehouse, m):
     action column graded by a map; 1e-12. The tables have extra columns named like every
     parameter."""
     tables = {role: f"{table}_junk" for role, table in BEYOND_TABLES.items()}
-    segments = "\"by\" := ['day', 'model'], \"user\" := ['user_id', 'day']"
+    # (rbo: each model's lists against model A's; "by" is the one column of the systems)
+    by = ["model"] if m.against_baseline else ["day", "model"]
+    segments = f"\"by\" := {by}, \"user\" := ['user_id', 'day']"
     call, keywords = _call_of(m, "recs_junk", tables, segments)
     # (evaluate() reads the tables without the extra columns)
-    keywords = {role: BEYOND_TABLES.get(role, value) for role, value in keywords.items()}
+    keywords = {role: value.replace("_junk", "") if isinstance(value, str) else value
+                for role, value in keywords.items()}  # fmt: skip
     got = _macro_rows(warehouse, call)
     label = _label(m, 4)
     expected = sqlmetrics.evaluate(
-        warehouse, "recommendations", [label], by=["day", "model"], user=["user_id", "day"],
+        warehouse, "recommendations", [label], by=by, user=["user_id", "day"],
         truth_duplicates="max", per_user=m.per_user, **keywords,
     ).to_pylist()  # fmt: skip
-    key = ["day", "model", "user_id"] if m.per_user else ["day", "model"]
+    key = [*by, "user_id", "day"] if m.per_user else by
     expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
     _same(got, expected, key)
-    assert any(r[m.metric.name] not in (None, 0) for r in got), "a test of nothing but NULLs and zeros"
-    assert list(got[0]) == (["model", "user_id", "day", m.metric.name] if m.per_user
-                            else ["day", "model", "users", m.metric.name])  # fmt: skip
+    assert any(r[m.metric.name] not in (None, 0, 1) for r in got), "a test of nothing but NULLs, 0 and 1"
+    assert list(got[0]) == (["model", "user_id", "day"] if m.per_user else [*by, "users"]) + [m.metric.name]
 
 
-@pytest.mark.parametrize("m", macros(), ids=lambda m: m.name)
+@pytest.mark.parametrize("m", [m for m in macros() if not m.against_baseline], ids=lambda m: m.name)
 def test_every_macro_without_segments_equals_evaluate(warehouse, m):
     """The plain variant of each macro (no "by", one "user" column: the statement without the
-    stand-in columns) against evaluate() on one day and model's lists; 1e-12."""
-    for table, source in [("recs", "recs_junk"), ("events", "events_junk"), ("history", "history_junk")]:
+    stand-in columns) against evaluate() on one day and model's lists; 1e-12. (rbo's have
+    none: its systems are a "by" column.)"""
+    keyed = [("recs", "recs_junk"), ("events", "events_junk"), ("history", "history_junk"),
+             ("subtopics", "subtopics_junk")]  # fmt: skip
+    keyed_tables = {table for table, _ in keyed}
+    for table, source in keyed:
         model = " AND model = 'A'" if table == "recs" else ""
         view = f"CREATE OR REPLACE TEMP VIEW plain_{table} AS SELECT * FROM {source}"
         warehouse.execute(f"{view} WHERE day = 1{model}")
-    tables = {**BEYOND_TABLES, "truth": "plain_events", "history": "plain_history"}
+    plain = {role: f"plain_{table}" for role, table in BEYOND_TABLES.items() if table in keyed_tables}
+    tables = {**BEYOND_TABLES, **plain}
     call, keywords = _call_of(m, "plain_recs", tables)
     got = _macro_rows(warehouse, call)
     label = _label(m, 4)
@@ -449,14 +506,17 @@ def test_no_macro_body_reads_a_parameter_by_accident():
         body = m.sql().split(" AS TABLE\n", 1)[1]
         inputs = {
             "truth": [module._truth_input(), module._GRADE],
+            "subtopics": [module._truth_input("subtopics"), module._GRADE],
             "history": [module._history_input()],
             "catalog": [module._catalog_input()],
             "item_features": [module._features_input()],
+            "item_genres": [module._genres_input()],
+            "group_target": [module._target_input()],
         }
         meant_parts = [
             module._recs_input(m.per_user, m.checks()),
             module._names_query(m.per_user, m.metric.name),
-            module._PLAIN,
+            *([] if m.against_baseline else [module._PLAIN]),
         ]
         for role in m.inputs[1:]:
             meant_parts += inputs[role]
@@ -467,7 +527,8 @@ def test_no_macro_body_reads_a_parameter_by_accident():
         body = re.sub(r"--[^\n]*", "", body)  # (comments)
         words = set(re.findall(r'(?<![.\w])"?([A-Za-z_]\w*)"?(?![\w(])', body))
         meant_here = {"k"} if m.has_cutoff else set()
-        meant_here |= {"beta"} if m.metric.parameter == "beta" else set()
+        meant_here |= {"beta"} if m.metric.name == "set_F" else set()
+        meant_here |= {"baseline"} if m.against_baseline else set()  # (rbo's baseline system)
         assert not words & set(module._PARAMETERS) - meant_here, (m.name, words & set(module._PARAMETERS))
 
 

@@ -44,6 +44,9 @@ MAX_MACRO_CUTOFF = 100_000
 # gives NaN and evaluate() runs the wide form): their macros are the wide form, as a macro
 # cannot run a statement again
 WIDE_TEMPLATES = frozenset({"metrics/rank_biased.sql.j2"})
+# ... and alpha_ndcg's (its fast form gave NaN on every test data set, 2026-11-27: evaluate()
+# runs it again wide)
+WIDE_METRICS = frozenset({"alpha_ndcg"})
 # ... nor the cosine similarities of item_features= (diversity's and serendipity's terms)
 WIDE_INPUTS = frozenset({"item_features"})
 
@@ -63,6 +66,11 @@ _SCORE = "sqlmetrics_score"
 _REL = "sqlmetrics_relevance"
 _NO_GRADE = "sqlmetrics_one"  # relevance := NULL: every truth row has grade 1
 _FEATURES = "sqlmetrics_features"  # item_features' vector column
+_GENRE = "sqlmetrics_genre"  # item_genres' and group_target's genre (group) column
+_WEIGHT = "sqlmetrics_genre_weight"  # ... and its weight
+_NO_WEIGHT = "sqlmetrics_one_weight"  # genre_weight := NULL: every item_genres row weighs 1
+# subtopics' subtopic column: named as evaluate() finds it (plan.py), not a parameter's name
+_SUBTOPIC = "subtopic"
 
 # The parameters, as the caller names them (the body refers to no column of these names:
 # tests/test_macros.py checks it)
@@ -81,6 +89,12 @@ _PARAMETERS = (
     "catalog",
     "item_features",
     "features",
+    "subtopics",
+    "item_genres",
+    "genre",
+    "genre_weight",
+    "group_target",
+    "baseline",
 )
 
 
@@ -88,11 +102,20 @@ class _Parameter:
     """A macro parameter where the templates expect a number (k, beta): renders as its name,
     and adds up as SQL (top_k.sql.j2 asks for k + 2 candidates)."""
 
-    def __init__(self, sql: str) -> None:
+    def __init__(self, sql: str, bound: int | None = None) -> None:
         self.sql = sql
+        # the largest value the macro's checks let it take, for a template that counts up to
+        # it (`k | int`: alpha_ndcg's greedy ideal list, unrolled one step per position, to
+        # the bound; the steps past k are read by no metric)
+        self.bound = bound
 
     def __str__(self) -> str:
         return self.sql
+
+    def __int__(self) -> int:
+        if self.bound is None:
+            raise TypeError(f"the macro parameter {self.sql} is no number here")
+        return self.bound
 
     def __add__(self, other: Any) -> _Parameter:
         return _Parameter(f"({self.sql} + {other})")
@@ -136,7 +159,7 @@ def _with_stand_ins(role: str = "recs", checks: str = "TRUE") -> str:
     stand_ins = [f"0 AS {n}" for n in _UNIT_STAND_INS]
     if role == "recs":
         stand_ins += [f"NULL AS {n}" for n in _STAND_INS]
-    elif role == "truth":
+    elif role in ("truth", "subtopics"):
         stand_ins.append(f"1 AS {_NO_GRADE}")
     return f"(SELECT *, {', '.join(stand_ins)} FROM query_table({role}) WHERE {checks}) AS {role}_columns"
 
@@ -169,13 +192,15 @@ def _names_query(per_user: bool, metric: str) -> str:
     return f"SELECT {', '.join(names)}, NULL AS \"{metric}\" FROM {_with_stand_ins()} LIMIT 0"
 
 
-def _truth_input() -> str:
-    """truth as the unit, the item and the raw relevance (relevance := NULL: a constant 1)."""
+def _truth_input(role: str = "truth") -> str:
+    """truth as the unit, the item and the raw relevance (relevance := NULL: a constant 1);
+    role "subtopics": subtopics as the call's truth (evaluate()'s), and with its subtopic."""
+    subtopic = f"COLUMNS(lambda c: c = '{_SUBTOPIC}') AS {_SUBTOPIC}, " if role == "subtopics" else ""
     return (
-        f"(SELECT {_unit_columns()}"
+        f"(SELECT {_unit_columns()}{subtopic}"
         f"COLUMNS(lambda c: c = item) AS {_ITEM}, "
         f"COLUMNS(lambda c: c = coalesce(relevance, '{_NO_GRADE}')) AS {_REL} "
-        f"FROM {_with_stand_ins('truth')})"
+        f"FROM {_with_stand_ins(role)})"
     )
 
 
@@ -195,6 +220,24 @@ def _features_input() -> str:
     return (
         f"(SELECT COLUMNS(lambda c: c = item) AS {_ITEM}, COLUMNS(lambda c: c = features) AS {_FEATURES} "
         "FROM query_table(item_features))"
+    )
+
+
+def _genres_input() -> str:
+    """item_genres as the item, the genre and its weight (genre_weight := NULL: a constant 1)."""
+    return (
+        f"(SELECT COLUMNS(lambda c: c = item) AS {_ITEM}, COLUMNS(lambda c: c = genre) AS {_GENRE}, "
+        f"COLUMNS(lambda c: c = coalesce(genre_weight, '{_NO_WEIGHT}')) AS {_WEIGHT} "
+        f"FROM (SELECT *, 1 AS {_NO_WEIGHT} FROM query_table(item_genres)) AS item_genres_columns)"
+    )
+
+
+def _target_input() -> str:
+    """group_target as the genre and its weight (the genre_weight column, or `weight`)."""
+    return (
+        f"(SELECT COLUMNS(lambda c: c = genre) AS {_GENRE}, "
+        f"COLUMNS(lambda c: c = coalesce(genre_weight, 'weight')) AS {_WEIGHT} "
+        "FROM query_table(group_target))"
     )
 
 
@@ -229,26 +272,46 @@ def _unit_segment_check(name: str) -> str:
     )
 
 
-def _cutoff_check(name: str) -> str:
-    """A k outside 1 .. MAX_MACRO_CUTOFF fails the call with a message that says so (DuckDB
-    folds the check away for a valid constant k)."""
-    message = (
-        f"sqlmetrics: {name}: k must be an integer from 1 to {MAX_MACRO_CUTOFF} "
-        f"({name}_whole ranks the whole list), got "
-    )
+def _cutoff_check(name: str, largest: int = MAX_MACRO_CUTOFF, whole: bool = True) -> str:
+    """A k outside 1 .. largest fails the call with a message that says so (DuckDB folds the
+    check away for a valid constant k)."""
+    hint = f" ({name}_whole ranks the whole list)" if whole else ""
+    message = f"sqlmetrics: {name}: k must be an integer from 1 to {largest}{hint}, got "
     return (
-        f"CASE WHEN k >= 1 AND k <= {MAX_MACRO_CUTOFF} AND k = floor(k) THEN TRUE "
+        f"CASE WHEN k >= 1 AND k <= {largest} AND k = floor(k) THEN TRUE "
         f"ELSE error('{message}' || coalesce(CAST(k AS VARCHAR), 'NULL')) END"
     )
+
+
+def _baseline_check(name: str) -> str:
+    """rbo's reference system: the value `baseline` of the one "by" column (the system), which
+    is none of the unit's columns."""
+    return (
+        f"CASE WHEN len(\"by\") <> 1 THEN error('sqlmetrics: {name}: \"by\" names the one column of "
+        "the systems (rbo compares each system''s lists with the baseline system''s), e.g. "
+        "\"by\" := [''model'']') "
+        "WHEN list_contains(CAST(\"user\" AS VARCHAR[]), CAST(\"by\" AS VARCHAR[])[1]) THEN "
+        f"error('sqlmetrics: {name}: the \"by\" column may not be one of the \"user\" columns') "
+        f"WHEN baseline IS NULL THEN error('sqlmetrics: {name}: baseline := <the baseline system''s "
+        "value of the \"by\" column> is needed') ELSE TRUE END"
+    )
+
+
+# alpha_ndcg's largest cutoff in a macro: its greedy ideal list is unrolled one step per
+# position up to it, whatever k is (ndeval's default depth)
+ALPHA_NDCG_MACRO_CUTOFF = 20
 
 
 # The inputs (table parameters) a beyond-accuracy macro takes besides recs, by what its metric
 # needs (registry.py); variant "history": the history in place of catalog= (its items) and of
 # item_features= (similarity from co-occurrence), as evaluate() without them
+# needs; the genres (calibration, group exposure, awrf) as rows, item_genres=, or in the
+# variant "features" as item_features' vectors of genre weights; awrf's variants "target"
+# with its group_target= (uniform without)
 def _beyond_inputs(metric: MetricDefinition, variant: str) -> tuple[str, ...]:
     needs = metric.needs
     out = ["recs"]
-    if "relevance" in needs:
+    if "relevance" in needs or "truth" in needs:
         out.append("truth")
     if "history" in needs or variant == "history":
         out.append("history")
@@ -256,7 +319,22 @@ def _beyond_inputs(metric: MetricDefinition, variant: str) -> tuple[str, ...]:
         out.append("catalog")
     if "similarity" in needs and not variant:
         out.append("item_features")
+    if "genres" in needs:
+        out.append("item_features" if variant.startswith("features") else "item_genres")
+    if variant.endswith("target"):
+        out.append("group_target")
     return tuple(out)
+
+
+def _variants(metric: MetricDefinition) -> tuple[str, ...]:
+    """The variants of a beyond-accuracy metric's inputs ("": its own)."""
+    if {"catalog", "similarity"} & set(metric.needs):
+        return ("", "history")
+    if metric.name == "awrf":
+        return ("", "target", "features", "features_target")
+    if "genres" in metric.needs:
+        return ("", "features")
+    return ("",)
 
 
 # The macros' conventions: trec_eval's (evaluate()'s defaults), with an event log's repeated
@@ -288,6 +366,8 @@ class Macro:
     @property
     def inputs(self) -> tuple[str, ...]:
         """The table parameters, in their order."""
+        if "subtopics" in self.metric.reads:
+            return ("recs", "subtopics")  # (the call's truth too, as in evaluate())
         if not self.metric.beyond:
             return ("recs", "truth")
         return _beyond_inputs(self.metric, self.variant)
@@ -296,18 +376,32 @@ class Macro:
     def has_cutoff(self) -> bool:
         return self.metric.needs_cutoff and not self.whole
 
+    @property
+    def against_baseline(self) -> bool:
+        """rbo, rbo_sum: each system's lists against the baseline system's (`baseline`)."""
+        return "baseline" in self.metric.needs
+
+    @property
+    def largest_cutoff(self) -> int:
+        return ALPHA_NDCG_MACRO_CUTOFF if self.metric.name == "alpha_ndcg" else MAX_MACRO_CUTOFF
+
     def checks(self) -> str:
         """What fails a bad call before any row is read on: k, and the lists' columns."""
         checks = _lists_check(self.name)
         if self.conventions.missing == "zero" and not self.metric.beyond:
             checks += f" AND {_unit_segment_check(self.name)}"
-        return f"{_cutoff_check(self.name)} AND {checks}" if self.has_cutoff else checks
+        if self.against_baseline:
+            checks += f" AND {_baseline_check(self.name)}"
+        if not self.has_cutoff:
+            return checks
+        whole = self.metric.needs_cutoff and not self.metric.beyond and "subtopics" not in self.metric.reads
+        return f"{_cutoff_check(self.name, self.largest_cutoff, whole)} AND {checks}"
 
     def parameters(self) -> str:
         params = list(self.inputs)
         if self.has_cutoff:
             params.append("k := 10")
-        if self.metric.parameter == "beta":
+        if self.metric.name == "set_F":
             params.append("beta := 1.0")
         params += [
             '"by" := []',
@@ -317,8 +411,14 @@ class Macro:
         ]
         if "truth" in self.inputs:
             params += ["relevance := 'relevance'", "grades := NULL"]
+        if "subtopics" in self.inputs:
+            params += ["relevance := 'relevance'", "grades := NULL"]
         if "item_features" in self.inputs:
             params.append("features := 'features'")
+        if {"item_genres", "group_target"} & set(self.inputs):
+            params += ["genre := 'genre'", "genre_weight := NULL"]
+        if self.against_baseline:
+            params.append("baseline := NULL")
         return ", ".join(params)
 
     def _sources(self) -> dict[str, Source | None]:
@@ -337,6 +437,12 @@ class Macro:
             "history": (_history_input, {**unit_types, _ITEM: "VARCHAR"}),
             "catalog": (_catalog_input, {_ITEM: "VARCHAR"}),
             "item_features": (_features_input, {_ITEM: "VARCHAR", _FEATURES: "DOUBLE[]"}),
+            "item_genres": (_genres_input, {_ITEM: "VARCHAR", _GENRE: "ANY", _WEIGHT: "DOUBLE"}),
+            "group_target": (_target_input, {_GENRE: "ANY", _WEIGHT: "DOUBLE"}),
+            "subtopics": (
+                lambda: _truth_input("subtopics"),
+                {**unit_types, _SUBTOPIC: "ANY", _ITEM: "VARCHAR", _REL: "DOUBLE"},
+            ),
         }
         for role, (query, types) in inputs.items():
             present = role in self.inputs
@@ -349,13 +455,15 @@ class Macro:
         metric = self.metric
         label = metric.name if not self.has_cutoff else f"{metric.name}@10"
         requested = parse_metric(label)
-        if metric.parameter == "beta":
+        if metric.name == "set_F":
             requested = parse_metric("set_F")
         sources = self._sources()
-        truth = sources["truth"]
+        subtopics = sources["subtopics"]
+        truth = sources["truth"] or subtopics  # (subtopics: the call's truth too)
         names = ColumnNames(
-            user=units, item=_ITEM, score=_SCORE, relevance=_REL if truth else None, features=_FEATURES
-        )
+            user=units, item=_ITEM, score=_SCORE, relevance=_REL if truth else None,
+            features=_FEATURES, genre=_GENRE, genre_weight=_WEIGHT,
+        )  # fmt: skip
         context = build_context(
             sources["recs"],
             truth,
@@ -367,9 +475,16 @@ class Macro:
             history=sources["history"],
             catalog=sources["catalog"],
             item_features=sources["item_features"],
+            subtopics=subtopics,
+            # (each segment column's baseline: IS NULL, the stand-ins'; the first's, the
+            # parameter, is put in below)
+            baseline=(None,) * len(groups) if self.against_baseline else None,
+            item_genres=sources["item_genres"],
+            group_target=sources["group_target"],
         )
         column = f'"{metric.name}"'
-        cutoff = _Parameter("k")
+        bound = self.largest_cutoff if metric.name == "alpha_ndcg" else None
+        cutoff = _Parameter("k", bound)
         if metric.beyond:
             beyond = context["beyond"]
             (entry,) = beyond["metrics"]
@@ -382,20 +497,28 @@ class Macro:
                 for key in ("list_length", "catalog_k", "diversity_k", "serendipity_k"):
                     if beyond[key] is not None:
                         beyond[key] = cutoff
+            if self.against_baseline:
+                beyond["rbo"]["ks"] = [cutoff]
+                beyond["rbo"]["baseline"][0]["literal"] = "baseline"
             _name_inputs(beyond)
         else:
             (entry,) = context["metrics"]
             entry["column"] = column
             if self.has_cutoff:
                 context["list_length"] = entry["k"] = cutoff
-            if metric.parameter == "beta":
+            if metric.name == "set_F":
                 entry["param"] = _Parameter("beta")
         # the names the input checks' messages give
         context["recs"]["names"] = {"unit": _UNIT_NAMES, "item": "item", "key": "score"}
         if truth is not None:
             context["truth"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
             context["truth"]["relevance"]["column"] = _GRADE
-        wide = metric.template in WIDE_TEMPLATES or WIDE_INPUTS & set(self.inputs)
+        if subtopics is not None:
+            context["subtopics"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
+            context["subtopics"]["relevance"]["column"] = _GRADE
+        wide = (
+            metric.template in WIDE_TEMPLATES or metric.name in WIDE_METRICS or WIDE_INPUTS & set(self.inputs)
+        )
         context["exact_sums"] = "wide" if wide else "fast"
         return render("evaluate.sql.j2", context).rstrip("\n")
 
@@ -405,6 +528,18 @@ class Macro:
         common call), each under the condition that picks it; DuckDB folds the condition of
         a call, and runs one of the two (the stand-in columns of the first made it 1.15-1.26x
         evaluate(): docs/performance.md)."""
+        if self.against_baseline:
+            # (rbo's systems are a "by" column: no plain variant)
+            return (
+                f"CREATE OR REPLACE MACRO {self.name}({self.parameters()}) AS TABLE\n"
+                f"SELECT COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') "
+                "AND NOT starts_with(c, 'sqlmetrics_unone')) FROM (\n"
+                f"SELECT * FROM ({_names_query(self.per_user, self.metric.name)}) AS sqlmetrics_names\n"
+                "UNION ALL\n"
+                f"SELECT * FROM (\n{self.body(_GROUPS, _UNITS)}\n) AS sqlmetrics_result\n"
+                ") AS sqlmetrics_columns\n"
+                "ORDER BY ALL;\n"
+            )
         plain = self.body([], _UNITS[:1])
         # ... with the stand-ins of the segment (and the unit's second column) put back
         stand_ins = ", ".join(["NULL"] * len(_GROUPS)) + ", "
@@ -446,6 +581,14 @@ def _name_inputs(beyond: dict[str, Any]) -> None:
         beyond["catalog"]["names"] = {"item": "item"}
     if beyond["features"] is not None:
         beyond["features"]["names"] = {"item": "item", "vector": "features"}
+    if beyond["genres"] is not None:
+        rows = beyond["genres"].get("kind") == "rows"
+        beyond["genres"]["names"] = (
+            {"item": "item", "genre": "genre", "weight": "genre_weight"} if rows
+            else beyond["features"]["names"]
+        )  # fmt: skip
+    if beyond["target"] is not None:
+        beyond["target"]["names"] = {"genre": "genre", "weight": "genre_weight"}
 
 
 def macros(prefix: str = PREFIX, profile: str | None = None, **conventions: Any) -> list[Macro]:
@@ -471,16 +614,14 @@ def macros(prefix: str = PREFIX, profile: str | None = None, **conventions: Any)
         (chosen,) = conventions_by_metric(profile, explicit, [metric.name])
         if chosen.ties in ("average", "evidently") and not metric.tie_averaged:
             continue  # (plan.build_context refuses it: no position for the i-th hit)
-        if "subtopics" in metric.reads:
-            continue  # (the intent-aware measures: no macro yet)
-        if {"genres", "baseline"} & set(metric.needs):
-            continue  # (calibration, rbo, group exposure: no macro yet)
         if metric.beyond:
-            variants = ("", "history") if {"catalog", "similarity"} & set(metric.needs) else ("",)
+            variants = _variants(metric)
             per_unit = (False, True)[: 1 + metric.per_user]
             forms = [(False, per_user, v) for v in variants for per_user in per_unit]
         else:
-            forms = [(w, p, "") for w in (False, True)[: 1 + metric.needs_cutoff] for p in (False, True)]
+            # (the intent-aware measures of a cutoff need it: no whole-list form)
+            whole_form = metric.needs_cutoff and "subtopics" not in metric.reads
+            forms = [(w, p, "") for w in (False, True)[: 1 + whole_form] for p in (False, True)]
         out += [Macro(metric, whole, per_user, variant, chosen, prefix) for whole, per_user, variant in forms]
     return out
 
