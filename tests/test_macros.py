@@ -296,6 +296,37 @@ def test_beyond_macro_cutoff_is_read(warehouse):
         warehouse.sql(call.format(0)).fetchall()
 
 
+@pytest.mark.parametrize("k", [1, 7, 20])
+@pytest.mark.parametrize("name", ["alpha_ndcg", "err_ia", "p_ia"])
+def test_intent_aware_cutoffs(warehouse, name, k):
+    """The intent-aware measures at other cutoffs (alpha_ndcg's ideal list unrolled to 20
+    positions, read to k; err_ia's normalization summed to k in the statement) equal
+    evaluate()'s (1e-12), and k changes the number."""
+    call = (
+        f"SELECT * FROM sqlmetrics_{name}('recommendations', 'subtopics', k := {{}}, "
+        "\"by\" := ['model'], \"user\" := ['user_id', 'day'])"
+    )
+    got = _macro_rows(warehouse, call.format(k))
+    expected = sqlmetrics.evaluate(
+        warehouse, "recommendations", [f"{name}@{k}"], subtopics="subtopics", by="model",
+        user=["user_id", "day"],
+    ).to_pylist()  # fmt: skip
+    _same(got, [{"model": r["model"], "users": r["users"], name: r[f"{name}@{k}"]} for r in expected], ["model"])
+    assert got != _macro_rows(warehouse, call.format(k + 1 if k < 20 else 3))
+
+
+def test_rbo_baseline_is_read(warehouse):
+    """rbo's baseline system is the parameter: each model against model B differs from each
+    against model A, and model B's own lists have rbo 1."""
+    call = (
+        "SELECT model, rbo FROM sqlmetrics_rbo('recommendations', k := 5, \"by\" := ['model'], "
+        "\"user\" := ['user_id', 'day'], baseline := '{}') ORDER BY model"
+    )
+    against_b = _macro_rows(warehouse, call.format("B"))
+    assert against_b != _macro_rows(warehouse, call.format("A"))
+    assert against_b[1] == {"model": "B", "rbo": 1.0}
+
+
 # every non-default value of each convention that changes the SQL, and every profile
 CONVENTION_CASES = [
     {"ties": "trec_eval"}, {"ties": "item_asc"}, {"ties": "average"}, {"ties": "evidently"},
@@ -445,6 +476,25 @@ BAD_CALLS = [
     ("sqlmetrics_ndcg('recommendations', 'graded', \"user\" := ['user_id', 'day', 'model'])",
      "sqlmetrics_ndcg: \"user\" names 1 to 2 columns"),
     ("sqlmetrics_ndcg('recommendation', 'graded')", "recommendation does not exist"),
+    # the intent-aware measures, the measures over item groups, rbo
+    ("sqlmetrics_alpha_ndcg('recommendations', 'subtopics', k := 21, \"user\" := ['user_id', 'day'])",
+     "sqlmetrics_alpha_ndcg: k must be an integer from 1 to 20, got 21"),
+    ("sqlmetrics_p_ia('recommendations', 'graded', \"user\" := ['user_id', 'day'])",
+     "(c = 'subtopic')"),
+    ("sqlmetrics_rbo('recommendations', \"by\" := ['model'], \"user\" := ['user_id', 'day'])",
+     "sqlmetrics_rbo: baseline := <the baseline system's value of the \"by\" column> is needed"),
+    ("sqlmetrics_rbo('recommendations', \"user\" := ['user_id', 'day'], baseline := 'A')",
+     "sqlmetrics_rbo: \"by\" names the one column of the systems"),
+    ("sqlmetrics_rbo_sum('recommendations', \"by\" := ['day'], \"user\" := ['user_id', 'day'], "
+     "baseline := 1)", "sqlmetrics_rbo_sum: the \"by\" column may not be one of the \"user\" columns"),
+    ("sqlmetrics_awrf('recommendations', 'genres', \"by\" := ['model'], \"user\" := ['user_id', 'day'], "
+     "genre := 'kind')", "(c = 'kind')"),
+    ("sqlmetrics_calibration('recommendations', 'history', 'negative_genres', \"by\" := ['model'], "
+     "\"user\" := ['user_id', 'day'], genre_weight := 'negative')",
+     "item_genres (the item_genres table) has a negative genre_weight for item = "),
+    ("sqlmetrics_awrf_target('recommendations', 'genres', 'negative_target', \"by\" := ['model'], "
+     "\"user\" := ['user_id', 'day'])", "group_target (the group_target table) has a negative "
+     "genre_weight for genre = g1"),
     # (user_id alone: each user has a list per day and model, so duplicate items)
     ("sqlmetrics_ndcg('recommendations', 'graded')",
      "recs (the recs table) has a duplicate (user, second key, item) for user = "),
@@ -456,6 +506,11 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize(("call", "message"), BAD_CALLS, ids=[m for _, m in BAD_CALLS])
 def test_bad_calls_fail_and_say_why(warehouse, call, message):
+    warehouse.execute("CREATE OR REPLACE TEMP VIEW negative_genres AS SELECT *, -weight AS negative FROM genres")
+    warehouse.execute(
+        "CREATE OR REPLACE TEMP VIEW negative_target AS SELECT genre, CASE genre WHEN 'g1' THEN -1 "
+        "ELSE 1 END AS weight FROM target"
+    )
     with pytest.raises(duckdb.Error) as info:
         warehouse.sql(f"SELECT * FROM {call}").fetchall()
     assert message in str(info.value)
@@ -598,3 +653,47 @@ SELECT day, model, users, ndcg FROM sqlmetrics_ndcg('recommendations', 'events',
         day, model, users, ndcg = line.split(",")
         assert (int(day), model, int(users)) == (row["day"], row["model"], row["users"])
         assert math.isclose(float(ndcg), row["ndcg@10"], rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_duckdb_cli_runs_the_measures_of_other_inputs(tmp_path, warehouse):
+    """The duckdb client computes an intent-aware measure (subtopics), awrf (the genres as
+    rows, a target) and rbo (a baseline system) from the written file, as evaluate() does."""
+    cli = _duckdb_cli()
+    macro_file = tmp_path / "sqlmetrics_macros.sql"
+    macro_file.write_text(macro_definitions(), encoding="utf-8")
+    tables = ["recommendations", "subtopics", "genres", "target"]
+    loads = []
+    for table in tables:
+        warehouse.execute(f"COPY {table} TO '{tmp_path / table}.parquet'")
+        loads.append(f"CREATE TABLE {table} AS SELECT * FROM '{tmp_path / table}.parquet';")
+    segments = "\"by\" := ['model'], \"user\" := ['user_id', 'day']"
+    calls = {
+        "alpha_ndcg@10": f"sqlmetrics_alpha_ndcg('recommendations', 'subtopics', k := 10, {segments})",
+        "awrf@5": f"sqlmetrics_awrf_target('recommendations', 'genres', 'target', k := 5, {segments}, "
+        "genre_weight := 'weight')",
+        "rbo@10": f"sqlmetrics_rbo('recommendations', k := 10, {segments}, baseline := 'B')",
+    }
+    selects = "\n".join(
+        f"SELECT '{label}' AS metric, model, users, {label.split('@')[0]} AS value FROM {call} ORDER BY model;"
+        for label, call in calls.items()
+    )
+    script = f".read {macro_file}\n" + "\n".join(loads) + "\n.mode csv\n.headers off\n" + selects + "\n"
+    done = subprocess.run([cli, ":memory:"], input=script, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    keywords = {
+        "alpha_ndcg@10": {"subtopics": "subtopics"},
+        "awrf@5": {"item_genres": "genres", "group_target": "target", "genre_weight": "weight"},
+        "rbo@10": {"baseline": "B"},
+    }
+    expected = []
+    for label, extra in keywords.items():
+        rows = sqlmetrics.evaluate(
+            warehouse, "recommendations", [label], by="model", user=["user_id", "day"], **extra
+        ).to_pylist()
+        expected += [(label, r["model"], r["users"], r[label]) for r in rows]
+    assert len(lines) == len(expected) == 6
+    for line, (label, model, users, value) in zip(lines, expected, strict=True):
+        got_label, got_model, got_users, got_value = line.split(",")
+        assert (got_label, got_model, int(got_users)) == (label, model, users)
+        assert math.isclose(float(got_value), value, rel_tol=1e-12, abs_tol=1e-12), (label, model)
