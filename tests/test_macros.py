@@ -311,7 +311,8 @@ def test_intent_aware_cutoffs(warehouse, name, k):
         warehouse, "recommendations", [f"{name}@{k}"], subtopics="subtopics", by="model",
         user=["user_id", "day"],
     ).to_pylist()  # fmt: skip
-    _same(got, [{"model": r["model"], "users": r["users"], name: r[f"{name}@{k}"]} for r in expected], ["model"])
+    expected = [{"model": r["model"], "users": r["users"], name: r[f"{name}@{k}"]} for r in expected]
+    _same(got, expected, ["model"])
     assert got != _macro_rows(warehouse, call.format(k + 1 if k < 20 else 3))
 
 
@@ -506,7 +507,9 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize(("call", "message"), BAD_CALLS, ids=[m for _, m in BAD_CALLS])
 def test_bad_calls_fail_and_say_why(warehouse, call, message):
-    warehouse.execute("CREATE OR REPLACE TEMP VIEW negative_genres AS SELECT *, -weight AS negative FROM genres")
+    warehouse.execute(
+        "CREATE OR REPLACE TEMP VIEW negative_genres AS SELECT *, -weight AS negative FROM genres"
+    )
     warehouse.execute(
         "CREATE OR REPLACE TEMP VIEW negative_target AS SELECT genre, CASE genre WHEN 'g1' THEN -1 "
         "ELSE 1 END AS weight FROM target"
@@ -674,7 +677,7 @@ def test_duckdb_cli_runs_the_measures_of_other_inputs(tmp_path, warehouse):
         "rbo@10": f"sqlmetrics_rbo('recommendations', k := 10, {segments}, baseline := 'B')",
     }
     selects = "\n".join(
-        f"SELECT '{label}' AS metric, model, users, {label.split('@')[0]} AS value FROM {call} ORDER BY model;"
+        f"SELECT '{label}', model, users, {label.split('@')[0]} FROM {call} ORDER BY model;"
         for label, call in calls.items()
     )
     script = f".read {macro_file}\n" + "\n".join(loads) + "\n.mode csv\n.headers off\n" + selects + "\n"
