@@ -77,6 +77,13 @@ def inputs():
     con.execute("CREATE TABLE history AS SELECT 1 AS user_id, 'a' AS item_id")
     con.execute("CREATE TABLE catalog AS SELECT 'a' AS item_id")
     con.execute("CREATE TABLE vectors AS SELECT 'a' AS item_id, [1.0, 2.0]::DOUBLE[] AS features")
+    # subtopic judgements; the genres as rows and awrf's target over them
+    con.execute(
+        "CREATE TABLE subtopics AS SELECT 1 AS user_id, DATE '2026-01-01' AS day, 's1' AS subtopic, "
+        "'a' AS item_id, 1 AS relevance"
+    )
+    con.execute("CREATE TABLE genres AS SELECT 'a' AS item_id, 'g1' AS genre, 2.0 AS weight")
+    con.execute("CREATE TABLE target AS SELECT 'g1' AS genre, 1.0 AS weight")
     yield con
     con.close()
 
@@ -98,16 +105,23 @@ def _through_generated(generated, con, metrics, dialect, **options) -> tuple[str
     return expected, "\n".join(lines) + "\n"
 
 
-RANKING = [m for m, d in METRICS.items() if not d.beyond and "subtopics" not in d.reads]  # (not in dbt yet)
+RANKING = [m for m, d in METRICS.items() if not d.beyond and "subtopics" not in d.reads]
 EVERY_LABEL = [m + ("@7" if METRICS[m].needs_cutoff else "") for m in RANKING]
 TIE_AVERAGED = [m for m in EVERY_LABEL if METRICS[m.split("@")[0]].tie_averaged]
-# (calibration, rbo and group exposure: not in dbt yet)
+# (calibration, rbo, group exposure and awrf: with their inputs, below)
 BEYOND = [
     m + ("@3" if METRICS[m].needs_cutoff else "")
     for m, d in METRICS.items()
     if d.beyond and not {"genres", "baseline"} & set(d.needs)
 ]
 BEYOND_PER_USER = [m for m in BEYOND if METRICS[m.split("@")[0]].per_user]
+# the intent-aware measures (subtopics=), and the measures over item groups or a baseline system
+SUBTOPICS = [m + ("@3" if d.needs_cutoff else "") for m, d in METRICS.items() if "subtopics" in d.reads]
+GROUPS = [
+    m + ("@3" if METRICS[m].needs_cutoff else "")
+    for m, d in METRICS.items()
+    if {"genres", "baseline"} & set(d.needs)
+]
 CASES = [
     ({}, EVERY_LABEL),
     ({"ties": "average"}, TIE_AVERAGED),
@@ -125,6 +139,12 @@ CASES = [
     ({"history": "history", "per_user": True, "missing": "zero"}, [*BEYOND_PER_USER, "map@4"]),
     ({"history": "history", "truth": None, "relevance": "relevance"}, ["novelty@3", "serendipity@2", "fcp"]),
     ({"history": "history", "truth": None}, ["novelty@3", "popularity@2", "personalization@4"]),
+    ({"truth": None, "subtopics": "subtopics"}, [*SUBTOPICS, "ndcg@3", "alpha_ndcg@5"]),
+    ({"truth": None, "subtopics": "subtopics", "per_user": True, "threshold": 2}, SUBTOPICS),
+    ({"history": "history", "item_genres": "genres", "genre_weight": "weight", "group_target": "target",
+      "baseline": "A"}, [*GROUPS, "rbo_sum@2", "ndcg@3"]),
+    ({"history": "history", "item_genres": "genres", "per_user": True, "baseline": "B"}, GROUPS[:-1]),
+    ({"history": "history", "item_features": "vectors"}, ["calibration@2", "group_ee_r@3", "awrf@3"]),
 ]
 
 
@@ -134,6 +154,8 @@ def test_generated_template_renders_the_same_text(generated, inputs, dialect, op
     """The templates' copy in dbt/macros/generated/ (one template, its macros renamed) gives
     the text of the templates themselves, byte for byte."""
     options = {"truth": "truth", "by": ["model"], "user": ["user_id", "day"], **options}
+    if dialect == "spark":  # (alpha_ndcg is refused there)
+        metrics = [m for m in metrics if not m.startswith("alpha_ndcg")]
     expected, got = _through_generated(generated, inputs, metrics, dialect, **options)
     assert got == expected
 
@@ -148,7 +170,9 @@ def test_dbt_macro_takes_the_keywords_of_evaluate():
     names = [part.split("=")[0].strip() for part in signature.split(",")]
     python = list(inspect.signature(keywords.inputs).parameters)
     assert names[:2] == ["recs", "metrics"]
-    assert sorted(names[2:]) == sorted([*python, "by", "per_user", "dialect", "exact_sums"])
+    # (baseline=: rbo's reference system, a keyword of evaluate()'s own)
+    assert sorted(names[2:]) == sorted([*python, "by", "per_user", "baseline", "dialect", "exact_sums"])
+    assert "baseline" in inspect.signature(sqlmetrics.evaluate).parameters
 
 
 def test_dbt_compare_takes_the_keywords_of_compare():
@@ -264,9 +288,26 @@ MODELS.update({
         metrics=["fcp", "novelty@5", "popularity@5", "diversity@5", "serendipity@5"], by="model",
         user=["user_id", "day"], per_user=True, truth_duplicates="max", key=["model", "user_id", "day"],
     ),
+    "intent_aware": dict(
+        recs="recommendations", subtopics="subtopic_judgements",
+        metrics=["alpha_ndcg@10", "p_ia@10", "ap_ia", "err_ia@10", "nrbp", "ndcg@10"], by=["model"],
+        user=["user_id", "day"], key=["model"],
+    ),
+    "item_groups": dict(
+        recs="recommendations", truth="graded", history="history_views", item_genres="item_genres",
+        group_target="group_target", genre_weight="weight", baseline="A",
+        metrics=["calibration@10", "group_ee_l@10", "group_ee_d@10", "group_ee_r@10", "awrf@10",
+                 "rbo@10", "rbo_sum@5", "ndcg@10"],
+        by=["model"], user=["user_id", "day"], key=["model"],
+    ),
+    "item_groups_per_user": dict(
+        recs="recommendations", truth="purchases", history="history_views", item_genres="item_genres",
+        baseline="B", metrics=["calibration@5", "group_ee_r@5", "awrf@5", "rbo@5"], by="model",
+        user=["user_id", "day"], per_user=True, truth_duplicates="max", key=["model", "user_id", "day"],
+    ),
 })  # fmt: skip
 # the relations a model's call names beside recs
-INPUTS = ("truth", "history", "catalog", "item_features")
+INPUTS = ("truth", "history", "catalog", "item_features", "subtopics", "item_genres", "group_target")
 
 # each compare() model: compare()'s call on the same seeds
 COMPARE_MODELS = {
@@ -391,6 +432,18 @@ ANALYSES = {
                  "popularity@10", "diversity@10", "serendipity@10", "personalization@10", "ndcg@10"],
         by=["model"], user=["user_id", "day"], action="event_type", relevance=GRADES,
     ),
+    # the intent-aware measures (alpha_ndcg: not on Spark), and the measures over item groups
+    # and against a baseline system with their inputs
+    "intent_text": dict(
+        recs="recommendations", subtopics="subtopic_judgements",
+        metrics=["p_ia@10", "ap_ia", "err_ia@10", "nrbp", "ndcg@10"], by=["model"], user=["user_id", "day"],
+    ),
+    "groups_text": dict(
+        recs="recommendations", truth="graded", history="history_views", item_genres="item_genres",
+        group_target="group_target", genre_weight="weight", baseline="A",
+        metrics=["calibration@10", "group_ee_l@10", "awrf@10", "rbo@10", "rbo_sum@5"], by=["model"],
+        user=["user_id", "day"],
+    ),
 }  # fmt: skip
 
 
@@ -423,6 +476,20 @@ BAD = [
      "per_user=True: catalog_coverage@10 has no per-user value"),
     ("['diversity@10']", {"item_features": "ref('recommendations')"},
      "has no features column features"),
+    ("['p_ia@10']", {}, "p_ia@10 needs subtopic judgements: pass subtopics="),
+    ("['p_ia']", {"truth": None, "subtopics": "ref('subtopic_judgements')"}, "p_ia needs a cutoff"),
+    ("['alpha_ndcg@101']", {"truth": None, "subtopics": "ref('subtopic_judgements')"},
+     "alpha_ndcg@101: alpha_ndcg's cutoff is at most 100"),
+    ("['ap_ia']", {"subtopics": "ref('subtopic_judgements')"}, "give subtopics= or truth=, not both"),
+    ("['alpha_ndcg@5']", {"truth": None, "subtopics": "ref('subtopic_judgements')", "dialect": "spark"},
+     "alpha_ndcg is not computed on Spark"),
+    ("['calibration@10']", {"history": "ref('history_views')"}, "calibration@10 needs the items' genres"),
+    ("['awrf@10']", {"item_genres": "ref('item_genres')", "genre": "kind"}, "has no genre column kind"),
+    ("['ndcg@10']", {"group_target": "ref('group_target')"}, "no awrf metric is requested"),
+    ("['rbo@10']", {"by": "model"}, "rbo@10: no baseline= for the 1 by column(s) model"),
+    ("['rbo@10']", {}, "rbo@10 compares each system's lists with a baseline system's"),
+    ("['ndcg@10']", {"by": "model", "baseline": "A"}, "names the reference system of rbo@k"),
+    ("['rbo@10']", {"by": "model", "baseline": 1}, "baseline=1: give a string, a number"),
 ]  # fmt: skip
 BAD_COMPARE = [
     ({"test": "wilcoxon"}, "compare(test=wilcoxon): its p-value is computed in Python"),

@@ -15,7 +15,8 @@
                   gain=none, empty=none, missing=none, ap_denominator=none, duplicates=none,
                   truth_duplicates=none, short_lists=none, profile=none, history=none, catalog=none,
                   item_features=none, features='features', item_genres=none, genre='genre',
-                  genre_weight=none, group_target=none, subtopics=none, dialect=none, exact_sums='fast') -%}
+                  genre_weight=none, group_target=none, subtopics=none, baseline=none, dialect=none,
+                  exact_sums='fast') -%}
 {%- set options = {'truth': truth, 'by': by, 'per_user': per_user, 'user': user, 'item': item,
     'score': score, 'rank': rank, 'relevance': relevance, 'action': action, 'ties': ties,
     'threshold': threshold, 'gain': gain, 'empty': empty, 'missing': missing,
@@ -23,7 +24,7 @@
     'short_lists': short_lists, 'profile': profile, 'history': history, 'catalog': catalog,
     'item_features': item_features, 'features': features, 'item_genres': item_genres,
     'genre': genre, 'genre_weight': genre_weight, 'group_target': group_target, 'subtopics': subtopics,
-    'dialect': dialect,
+    'baseline': baseline, 'dialect': dialect,
     'exact_sums': exact_sums} -%}
 {{ return('(\n' ~ adapter.dispatch('sql', 'sqlmetrics')(recs, metrics, options) ~ ') AS sqlmetrics_evaluate') }}
 {%- endmacro %}
@@ -75,7 +76,7 @@
 {%- set known = ['truth', 'by', 'per_user', 'user', 'item', 'score', 'rank', 'relevance', 'action',
     'ties', 'threshold', 'gain', 'empty', 'missing', 'ap_denominator', 'duplicates', 'truth_duplicates',
     'short_lists', 'profile', 'history', 'catalog', 'item_features', 'features', 'item_genres',
-    'genre', 'genre_weight', 'group_target', 'subtopics', 'dialect', 'exact_sums'] -%}
+    'genre', 'genre_weight', 'group_target', 'subtopics', 'baseline', 'dialect', 'exact_sums'] -%}
 {%- for key in options if key not in known -%}{{ sqlmetrics._fail('unknown option ' ~ key) }}{%- endfor -%}
 {%- set o = {'by': none, 'per_user': false, 'user': 'user_id', 'item': 'item_id', 'score': 'score',
     'features': 'features', 'genre': 'genre', 'exact_sums': 'fast'} -%}
@@ -86,21 +87,19 @@
 {%- if dialect not in reg.dialects -%}
 {{ sqlmetrics._fail('dialect=' ~ dialect ~ ' is not one of ' ~ (reg.dialects | list | join(', '))) }}
 {%- endif -%}
-{%- if o.subtopics is not none -%}
-{{ sqlmetrics._fail('subtopics=: the intent-aware measures are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
-{%- endif -%}
-{%- for key in ['item_genres', 'group_target'] if o[key] is not none -%}
-{{ sqlmetrics._fail(key ~ '=: the genres as rows and awrf\'s target are not in the dbt package yet; use sqlmetrics.sql() in Python') }}
-{%- endfor -%}
 {%- set requested = sqlmetrics._parse_metrics(metrics, reg) -%}
 {%- set conventions = sqlmetrics._conventions(o, reg) -%}
 {%- set recs_source = sqlmetrics._source(recs, 'recs', dialect, reg) -%}
 {%- set truth_source = none if o.truth is none else sqlmetrics._source(o.truth, 'truth', dialect, reg) -%}
-{#- the beyond-accuracy inputs -#}
+{#- the beyond-accuracy inputs, and subtopics= (prepare.subtopic_truth: the call's truth too) -#}
 {%- set extra = {} -%}
-{%- for key in ['history', 'catalog', 'item_features'] -%}
+{%- if o.subtopics is not none and o.truth is not none -%}
+{{ sqlmetrics._fail("subtopics= is the truth of the call too (an item's grade: its highest over the unit's subtopics); give subtopics= or truth=, not both") }}
+{%- endif -%}
+{%- for key in ['history', 'catalog', 'item_features', 'item_genres', 'group_target', 'subtopics'] -%}
 {%- do extra.update({key: none if o[key] is none else sqlmetrics._source(o[key], key, dialect, reg)}) -%}
 {%- endfor -%}
+{%- if extra.subtopics is not none -%}{%- set truth_source = extra.subtopics -%}{%- endif -%}
 {%- if o.exact_sums not in ('fast', 'wide') -%}{{ sqlmetrics._fail("exact_sums= is 'fast' or 'wide'") }}{%- endif -%}
 {%- set context = sqlmetrics._context(recs_source, truth_source, requested, o, conventions, dialect, reg, extra) -%}
 {%- do context.update({'exact_sums': o.exact_sums}) -%}
@@ -133,8 +132,6 @@
 {{ sqlmetrics._fail("unknown metric '" ~ name ~ "' (the dbt package knows sqlmetrics' own names: " ~ (reg.metrics | list | join(', ')) ~ ')') }}
 {%- endif -%}
 {%- set d = by_name[name] -%}
-{%- if 'subtopics' in d.reads -%}{{ sqlmetrics._fail(d.name ~ ': the intent-aware measures (subtopics=) are not in the dbt package yet; use sqlmetrics.sql() in Python') }}{%- endif -%}
-{%- if d.needs | select('in', ['genres', 'baseline']) | list -%}{{ sqlmetrics._fail(d.name ~ ': the measures over item groups and against a baseline system (calibration, rbo, group exposure) are not in the dbt package yet; use sqlmetrics.sql() in Python') }}{%- endif -%}
 {%- set k = none -%}
 {%- if not d.needs_cutoff and cutoff is not none -%}
 {{ sqlmetrics._fail(d.name ~ " takes no cutoff: write '" ~ d.name ~ "'") }}
@@ -378,6 +375,7 @@
 {%- endif -%}
 {%- endfor -%}
 {%- endif -%}
+{%- set subtopics_ctx = sqlmetrics._subtopics_context(recs, unit, item, extra.subtopics, requested, o, dialect, reg) -%}
 {%- set cutoffs = [] -%}
 {%- for m in requested if not m.definition.beyond or m.definition.uses_lists -%}{%- do cutoffs.append(m.k) -%}{%- endfor -%}
 {%- set tie_groups = c.ties in ('average', 'evidently') -%}
@@ -407,25 +405,76 @@
     'found': column, 'is_text': family == 'text', 'hash_cast': 'HUGEINT' if family == 'integer' else none,
     'shown': column in shown}) -%}
 {%- endfor -%}
+{%- set beyond_ctx = sqlmetrics._beyond_context(recs, unit, item, requested, o, extra, column_of, dialect, reg, truth is not none) -%}
+{%- set rbo = [] -%}
+{%- for m in requested if 'baseline' in m.definition.needs -%}{%- do rbo.append(m) -%}{%- endfor -%}
+{%- if o.baseline is not none and not rbo -%}
+{{ sqlmetrics._fail('baseline=' ~ o.baseline ~ ' names the reference system of rbo@k, and no rbo metric is requested (compare() takes its own baseline=)') }}
+{%- endif -%}
+{%- if rbo -%}{%- do beyond_ctx.update({'rbo': sqlmetrics._rbo_context(recs, by, groups, rbo, o, dialect, reg)}) -%}{%- endif -%}
 {{ return({'dialect': dialect, 'fail_function': 'error', 'recs': recs_ctx, 'truth': truth_ctx,
     'groups': groups, 'unit': unit_ctx, 'order_by': order_by,
     'ties': 'item_desc' if order_by == 'rank' else c.ties, 'list_length': list_length,
     'threshold': c.threshold_literal, 'gain_kind': c.gain, 'gain_from_threshold': false,
     'empty': c.empty, 'missing': c.missing, 'ap_denominator': c.ap_denominator,
-    'short_lists': c.short_lists, 'duplicates': c.duplicates, 'truth_duplicates': c.truth_duplicates,
+    'short_lists': c.short_lists, 'duplicates': c.duplicates,
+    'truth_duplicates': 'max' if subtopics_ctx is not none else c.truth_duplicates,
     'per_user': o.per_user, 'partition': none, 'metrics': metrics_ctx, 'reads': reads | sort,
-    'beyond': sqlmetrics._beyond_context(recs, unit, item, requested, o, extra, column_of, dialect, reg),
-    'subtopics': none, 'exact_sums': 'fast'}) }}
+    'beyond': beyond_ctx, 'subtopics': subtopics_ctx, 'exact_sums': 'fast'}) }}
 {%- endmacro %}
 
-{#- plan._keyed_input, for history (partial: joined on the unit's key columns it has) -#}
-{% macro _keyed_input(recs, unit, item, source, role, o, dialect, reg) -%}
+{#- plan._subtopics_context: subtopics= (unit, subtopic, item, grade) for the intent-aware
+    measures (sql/metrics/subtopics.sql.j2), their cutoffs checked -#}
+{% macro _subtopics_context(recs, unit, item, subtopics, requested, o, dialect, reg) -%}
+{%- set wanting = [] -%}
+{%- for m in requested if 'subtopics' in m.definition.reads -%}{%- do wanting.append(m) -%}{%- endfor -%}
+{%- if wanting and subtopics is none -%}
+{{ sqlmetrics._fail((wanting | map(attribute='label') | join(', ')) ~ ' needs subtopic judgements: pass subtopics=<a relation of (user, subtopic, item[, relevance])>') }}
+{%- endif -%}
+{%- for m in wanting -%}
+{%- if m.definition.needs_cutoff and m.k is none -%}{{ sqlmetrics._fail(m.label ~ " needs a cutoff, for example '" ~ m.definition.name ~ "@10'") }}{%- endif -%}
+{%- if m.definition.name == 'alpha_ndcg' and m.k > reg.max_ideal_depth -%}
+{{ sqlmetrics._fail(m.label ~ ": alpha_ndcg's cutoff is at most " ~ reg.max_ideal_depth ~ ' (its greedy ideal list is built one position at a time inside the statement)') }}
+{%- endif -%}
+{%- if m.definition.name == 'alpha_ndcg' and dialect == 'spark' -%}
+{{ sqlmetrics._fail(m.label ~ ": alpha_ndcg is not computed on Spark (its greedy ideal list, built one position at a time in the statement, is more than Spark's analyzer plans); use DuckDB or PostgreSQL, or the other intent-aware measures") }}
+{%- endif -%}
+{%- endfor -%}
+{%- if subtopics is none -%}{{ return(none) }}{%- endif -%}
+{%- set ctx = sqlmetrics._keyed_input(recs, unit, item, subtopics, 'subtopics', o, dialect, reg, partial=false) -%}
+{%- do ctx.update({
+    'subtopic': sqlmetrics.quote_identifier(sqlmetrics._find_column(subtopics, 'subtopic', 'subtopics', 'subtopic'), dialect),
+    'relevance': sqlmetrics._relevance(subtopics, o, 'subtopics', false, dialect, reg)}) -%}
+{{ return(ctx) }}
+{%- endmacro %}
+
+{#- plan._rbo_context: rbo@k's reference lists, the group whose by values are baseline= (one
+    value per by column) -#}
+{% macro _rbo_context(recs, by, groups, rbo, o, dialect, reg) -%}
+{%- set labels = rbo | map(attribute='label') | join(', ') -%}
+{%- if not by -%}
+{{ sqlmetrics._fail(labels ~ " compares each system's lists with a baseline system's: pass by=<the system column> and baseline=<its value for the reference system>") }}
+{%- endif -%}
+{%- set baselines = o.baseline if (o.baseline is iterable and o.baseline is not string and o.baseline is not mapping) else [o.baseline] -%}
+{%- if o.baseline is none or baselines | length != by | length -%}
+{{ sqlmetrics._fail(labels ~ ': ' ~ ('no baseline=' if o.baseline is none else 'baseline=' ~ o.baseline) ~ ' for the ' ~ (by | length) ~ ' by column(s) ' ~ (by | join(', ')) ~ "; give the reference system's value (a list with one value per by column)") }}
+{%- endif -%}
+{%- set literals = [] -%}
+{%- for g in groups -%}
+{%- do literals.append({'alias': g.alias, 'literal': sqlmetrics._baseline_literal(recs, g.found, baselines[loop.index0], dialect, reg)}) -%}
+{%- endfor -%}
+{{ return({'baseline': literals, 'ks': rbo | map(attribute='k') | unique | sort | list}) }}
+{%- endmacro %}
+
+{#- plan._keyed_input, for subtopics and history (partial: joined on the unit's key columns
+    it has) -#}
+{% macro _keyed_input(recs, unit, item, source, role, o, dialect, reg, partial=true) -%}
 {%- set keys = [o.user] if o.user is string else o.user -%}
 {%- set found = [] -%}
 {%- for name in keys -%}
 {%- set matches = [] -%}
 {%- for c in source.columns if c == name or c | lower == name | lower -%}{%- do matches.append(c) -%}{%- endfor -%}
-{%- if matches -%}
+{%- if matches or not partial -%}
 {%- set column = sqlmetrics._find_column(source, name, role, 'user') -%}
 {%- do sqlmetrics._require_same_family(recs, unit[loop.index0], source, column, 'user', role, reg) -%}
 {%- do found.append({'alias': sqlmetrics._unit_alias(loop.index0), 'column': sqlmetrics.quote_identifier(column, dialect), 'found': column}) -%}
@@ -444,7 +493,7 @@
 {%- endmacro %}
 
 {#- plan._beyond_context: what the beyond-accuracy templates (sql/beyond/) need -#}
-{% macro _beyond_context(recs, unit, item, requested, o, extra, column_of, dialect, reg) -%}
+{% macro _beyond_context(recs, unit, item, requested, o, extra, column_of, dialect, reg, has_truth) -%}
 {%- set beyond = [] -%}
 {%- for m in requested if m.definition.beyond -%}{%- do beyond.append(m) -%}{%- endfor -%}
 {%- if not beyond -%}{{ return(none) }}{%- endif -%}
@@ -474,8 +523,21 @@
 {%- do sqlmetrics._require_same_family(recs, item, catalog, c_item, 'item', 'catalog', reg) -%}
 {%- set catalog_ctx = {'source': catalog.sql, 'label': catalog.label, 'item': sqlmetrics.quote_identifier(c_item, dialect), 'names': {'item': c_item}} -%}
 {%- endif -%}
+{%- set names_of = {} -%}
+{%- for need in ['truth', 'genres'] -%}
+{%- set labels = [] -%}
+{%- for m in beyond if need in m.definition.needs -%}{%- do labels.append(m.label) -%}{%- endfor -%}
+{%- do names_of.update({need: labels | join(', ')}) -%}
+{%- endfor -%}
+{%- if 'truth' in needs and not has_truth -%}
+{{ sqlmetrics._fail(names_of.truth ~ ' needs the relevant items of each user: pass truth=<a relation of (user, item[, relevance])>') }}
+{%- endif -%}
+{%- if 'genres' in needs and features is none and extra.item_genres is none -%}
+{{ sqlmetrics._fail(names_of.genres ~ " needs the items' genres: pass item_genres=<a relation of (item, genre[, weight])> or item_features=<a relation of item, vector of genre weights> (a multi-hot genre vector per item)") }}
+{%- endif -%}
+{%- set genres_in_features = 'genres' in needs and extra.item_genres is none -%}
 {%- set features_ctx = none -%}
-{%- if similarity == 'features' -%}
+{%- if (similarity == 'features' or genres_in_features) and features is not none -%}
 {%- set f_item = sqlmetrics._find_column(features, o.item, 'item_features', 'item') -%}
 {%- set f_vec = sqlmetrics._find_column(features, o.features, 'item_features', 'features') -%}
 {%- do sqlmetrics._require_same_family(recs, item, features, f_item, 'item', 'item_features', reg) -%}
@@ -488,6 +550,40 @@
 {%- set features_ctx = {'source': features.sql, 'label': features.label, 'item': sqlmetrics.quote_identifier(f_item, dialect),
     'vector': sqlmetrics.quote_identifier(f_vec, dialect), 'names': {'item': f_item, 'vector': f_vec}} -%}
 {%- endif -%}
+{%- set genres_ctx = none -%}
+{%- if 'genres' in needs and extra.item_genres is not none -%}
+{#- the long form: one row per (item, genre), weighing genre_weight (1 without) -#}
+{%- set genres = extra.item_genres -%}
+{%- set g_item = sqlmetrics._find_column(genres, o.item, 'item_genres', 'item') -%}
+{%- set g_genre = sqlmetrics._find_column(genres, o.genre, 'item_genres', 'genre') -%}
+{%- do sqlmetrics._require_same_family(recs, item, genres, g_item, 'item', 'item_genres', reg) -%}
+{%- set g_weight = none -%}
+{%- if o.genre_weight is not none -%}
+{%- set g_weight = sqlmetrics._find_column(genres, o.genre_weight, 'item_genres', 'genre_weight') -%}
+{%- do sqlmetrics._require_numeric(genres, g_weight, 'item_genres', 'genre_weight', reg) -%}
+{%- endif -%}
+{%- set genres_ctx = {'source': genres.sql, 'label': genres.label, 'item': sqlmetrics.quote_identifier(g_item, dialect),
+    'genre': sqlmetrics.quote_identifier(g_genre, dialect),
+    'weight': none if g_weight is none else sqlmetrics.quote_identifier(g_weight, dialect),
+    'names': {'item': g_item, 'genre': g_genre, 'weight': g_weight}, 'kind': 'rows'} -%}
+{%- elif 'genres' in needs and features_ctx is not none -%}
+{%- set genres_ctx = {'kind': 'features', 'label': features_ctx.label, 'names': features_ctx.names} -%}
+{%- endif -%}
+{%- set target_ctx = none -%}
+{%- set awrf = [] -%}
+{%- for m in beyond if m.definition.name == 'awrf' -%}{%- do awrf.append(m.label) -%}{%- endfor -%}
+{%- if extra.group_target is not none and not awrf -%}
+{{ sqlmetrics._fail("group_target= is awrf@k's target distribution, and no awrf metric is requested") }}
+{%- endif -%}
+{%- if extra.group_target is not none -%}
+{#- awrf's target: one row per group, (genre=, genre_weight= or "weight"), normalized -#}
+{%- set target = extra.group_target -%}
+{%- set t_genre = sqlmetrics._find_column(target, o.genre, 'group_target', 'genre') -%}
+{%- set t_weight = sqlmetrics._find_column(target, o.genre_weight or 'weight', 'group_target', 'weight') -%}
+{%- do sqlmetrics._require_numeric(target, t_weight, 'group_target', 'weight', reg) -%}
+{%- set target_ctx = {'source': target.sql, 'label': target.label, 'genre': sqlmetrics.quote_identifier(t_genre, dialect),
+    'weight': sqlmetrics.quote_identifier(t_weight, dialect), 'names': {'genre': t_genre, 'weight': t_weight}} -%}
+{%- endif -%}
 {%- set families = [] -%}
 {%- for m in beyond -%}
 {%- set family = m.definition.template.split('/')[-1].split('.')[0] -%}
@@ -497,7 +593,7 @@
 {%- set columns = [] -%}
 {%- set ks = {'lists': [], 'catalog': [], 'diversity': [], 'serendipity': []} -%}
 {%- for m in beyond -%}
-{%- do metrics_ctx.append({'name': m.definition.name, 'k': m.k, 'column': sqlmetrics.quote_identifier(m.label, dialect), 'per_user': m.definition.per_user}) -%}
+{%- do metrics_ctx.append({'name': m.definition.name, 'k': m.k, 'column': sqlmetrics.quote_identifier(m.label, dialect), 'per_user': m.definition.per_user, 'param': none}) -%}
 {%- if m.k is not none -%}
 {%- if m.definition.uses_lists -%}{%- do ks.lists.append(m.k) -%}{%- endif -%}
 {%- if m.definition.name in ('catalog_coverage', 'gini') -%}{%- do ks.catalog.append(m.k) -%}{%- endif -%}
@@ -509,7 +605,8 @@
 {%- for m in beyond if m.definition.uses_lists and 'relevance' in m.definition.needs -%}{%- do relevance.append(m.label) -%}{%- endfor -%}
 {{ return({'metrics': metrics_ctx, 'families': families,
     'list_length': (ks.lists | max) if ks.lists else none,
-    'history': history_ctx, 'catalog': catalog_ctx, 'features': features_ctx, 'similarity': similarity,
+    'history': history_ctx, 'catalog': catalog_ctx, 'features': features_ctx, 'genres': genres_ctx,
+    'target': target_ctx, 'similarity': similarity,
     'relevance': relevance | length > 0,
     'catalog_k': (ks.catalog | max) if ks.catalog and catalog_ctx is not none else none,
     'diversity_k': (ks.diversity | max) if ks.diversity else none,

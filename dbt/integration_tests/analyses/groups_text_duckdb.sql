@@ -1,0 +1,1 @@
+{{ groups_text('duckdb') }}
