@@ -1,4 +1,4 @@
-"""`sqlmetrics macros`: the DuckDB macros of the metrics as a SQL file (docs/sql.md: which are not yet)."""
+"""`sqlmetrics macros`: the DuckDB macros of the metrics as a SQL file (docs/sql.md)."""
 
 from __future__ import annotations
 
