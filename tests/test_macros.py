@@ -380,6 +380,40 @@ def test_conventions_as_macro_variants(warehouse, conventions):
         _same([{c: v for c, v in r.items() if c in expected[0]} for r in got], expected, key)
 
 
+# the macros of other inputs that each case checks (their metrics' conventions: tie_averaged
+# is False for all, so no ties='average')
+OTHER_INPUT_MACROS = {"c_alpha_ndcg", "c_p_ia", "c_ap_ia_per_user", "c_calibration", "c_group_ee_l",
+                      "c_awrf_target", "c_rbo_per_user"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "conventions",
+    [{"threshold": 2}, {"missing": "zero"}, {"ties": "item_asc"}, {"empty": "skip"},
+     {"truth_duplicates": "sum"}, {"profile": "ranx"}],
+    ids=_case_id,
+)  # fmt: skip
+def test_conventions_of_the_macros_of_other_inputs(warehouse, conventions):
+    """The intent-aware measures, the measures over item groups and rbo under other
+    conventions: equal to evaluate() with the same keywords (1e-12)."""
+    chosen = [m for m in macros("c_", **conventions) if m.name in OTHER_INPUT_MACROS]
+    assert len(chosen) == len(OTHER_INPUT_MACROS)
+    warehouse.execute("".join(m.sql() for m in chosen))
+    tables = {role: f"{table}_junk" for role, table in BEYOND_TABLES.items()}
+    for m in chosen:
+        segments = "\"by\" := ['model'], \"user\" := ['user_id', 'day']"
+        call, keywords = _call_of(m, "recs_junk", tables, segments)
+        keywords = {r: v.replace("_junk", "") if isinstance(v, str) else v for r, v in keywords.items()}
+        label = _label(m, 4)
+        expected = sqlmetrics.evaluate(
+            warehouse, "recommendations", [label], by="model", user=["user_id", "day"],
+            per_user=m.per_user, **{"truth_duplicates": "max", **conventions, **keywords},
+        ).to_pylist()  # fmt: skip
+        key = ["model", "user_id", "day"] if m.per_user else ["model"]
+        expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
+        got = [{c: v for c, v in r.items() if c in expected[0]} for r in _macro_rows(warehouse, call)]
+        _same(got, expected, key)
+
+
 def test_convention_changes_the_numbers(warehouse):
     """The conventions reach the statement: exponential gains change ndcg."""
     call = (
