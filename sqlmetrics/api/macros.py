@@ -114,7 +114,8 @@ class _Parameter:
 
     def __int__(self) -> int:
         if self.bound is None:
-            raise TypeError(f"the macro parameter {self.sql} is no number here")
+            # (no TypeError: Jinja's int filter would read it as 0)
+            raise RuntimeError(f"the macro parameter {self.sql} has no largest value to count to")
         return self.bound
 
     def __add__(self, other: Any) -> _Parameter:
