@@ -3,7 +3,9 @@
 `macro_definitions()` is the text of a SQL file of `CREATE OR REPLACE MACRO` statements (what
 `sqlmetrics macros` writes, and what the repository keeps in duckdb_macros/sqlmetrics_macros.sql);
 `install_macros(con)` runs it in a connection. After that, plain SQL (the DuckDB CLI included)
-computes every ranking and beyond-accuracy metric, with the statement that evaluate() runs:
+computes every ranking and beyond-accuracy metric (the intent-aware measures over a subtopics
+table, the measures over item groups over item_genres or item_features, rbo against a baseline
+system too), with the statement that evaluate() runs:
 
     SELECT * FROM sqlmetrics_ndcg('recommendations', 'events', k := 10, "by" := ['model'],
                                   relevance := 'event_type',
