@@ -19,7 +19,7 @@ from ..statement.partitions import check_units, suggest_partitions, units_sql
 from . import options
 
 EPILOG = """\
-SOURCE and --truth are each one of:
+SOURCE, --truth and --subtopics are each one of:
   a table or view of --db (schema.table too)   recommendations
   a Parquet or CSV file or glob                'logs/day=*/recs.parquet', recs.csv
   a TREC run or qrels file (recognised by its lines: `qid Q0 docno rank score tag`,
@@ -40,6 +40,8 @@ examples:
       --format csv
   # TREC files, exactly as trec_eval; trec_eval -c is --missing zero
   sqlmetrics evaluate results.test --truth qrels.test --metrics ndcg@10,map@1000,r_precision
+  # subtopic judgements (ndeval's qrels: topic subtopic docno judgement): the intent-aware measures
+  sqlmetrics evaluate run.txt --subtopics qrels.txt --metrics alpha_nDCG@20,ERR_IA@20,AP_IA --format trec
   # one row per user, to a Parquet file (the format follows the suffix)
   sqlmetrics evaluate recs.parquet --truth truth.parquet --metrics ndcg@10 --per-user -o users.parquet
 """

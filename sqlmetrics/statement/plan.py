@@ -58,6 +58,9 @@ NO_RELEVANCE_HINT = (
     "relevance='<column>', or action='<column>' with relevance={'purchase': 3, 'view': 1}"
 )
 
+# ... and when an intent-aware measure has no subtopic judgements
+SUBTOPICS_HINT = "pass subtopics='<table of (user, subtopic, item[, relevance])>'"
+
 
 def _grades(mapping: Mapping[str, float], quote=quote_string) -> list[tuple[str, str]]:
     if not mapping:
@@ -273,6 +276,8 @@ def build_context(
         "names": {"unit": unit, "item": item, "key": key},
         "relevance": None,
     }
+    # (first: an intent-aware measure without subtopics= is told so, not that truth= is missing)
+    subtopics_ctx = _subtopics_context(recs, unit, item, subtopics, metrics, names, quote_identifier, dialect)
     ranking = [m for m in metrics if not m.definition.beyond]
     needs_relevance = bool(ranking) or any("relevance" in m.definition.needs for m in metrics)
     truth_ctx = None
@@ -304,7 +309,6 @@ def build_context(
             # every truth row is relevant with grade 1: its grade is not read (Recommenders)
             truth_ctx["relevance"] = {"kind": "constant", "column": None, "grades": [], "is_float": False}
 
-    subtopics_ctx = _subtopics_context(recs, unit, item, subtopics, metrics, names, quote_identifier, dialect)
     cutoffs = [m.k for m in metrics if not m.definition.beyond or m.definition.uses_lists]
     if not cutoffs:
         list_length = 1  # fcp alone: the lists are only read for the input checks
@@ -451,8 +455,7 @@ def _subtopics_context(
     wanting = [m for m in metrics if "subtopics" in m.definition.reads]
     if wanting and subtopics is None:
         raise ConventionError(
-            f"{', '.join(m.label for m in wanting)} needs subtopic judgements: pass "
-            "subtopics='<table of (user, subtopic, item[, relevance])>'"
+            f"{', '.join(m.label for m in wanting)} needs subtopic judgements: {SUBTOPICS_HINT}"
         )
     for m in wanting:
         if m.definition.needs_cutoff and m.k is None:
