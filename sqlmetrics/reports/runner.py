@@ -239,7 +239,9 @@ def compare_periods(
     options = {k: v for k, v in config.options().items() if k != "by"}
     section = config.compare.options()
     if section["covariate"] is not None and len(periods) > 1:
-        section["covariate"] = _pooled_covariate(con, config, periods)
+        section["covariate"] = _pooled_whole(con, config, periods, section["covariate"], "covariate")
+    if options.get("subtopics") is not None and len(periods) > 1:
+        options["subtopics"] = _pooled_whole(con, config, periods, options["subtopics"], "subtopics")
     return compare(con, recs, list(config.metrics), truth=truth, **options, **section)
 
 
@@ -347,15 +349,15 @@ def _noting_weights(
     return table, noted
 
 
-def _pooled_covariate(
-    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
+def _pooled_whole(
+    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period], name: str, role: str
 ) -> duckdb.DuckDBPyRelation:
-    """The covariate of several periods pooled: its rows once per period, keyed as the pooled
-    units are ('<period start>|<user>'), so each user of each period keeps their covariate."""
-    assert config.compare is not None and config.compare.covariate is not None
-    source = resolve(con, config.compare.covariate, "covariate", Registrations(con))
+    """An input keyed by the unit and read whole (the covariate, the subtopic judgements) for
+    several periods pooled: its rows once per period, keyed as the pooled units are
+    ('<period start>|<user>'), so each user of each period keeps their rows."""
+    source = resolve(con, name, role, Registrations(con))
     first = unit_columns(config.columns.get("user", "user_id"))[0]
-    user = col.find_column(source, first, "covariate", "user")
+    user = col.find_column(source, first, role, "user")
     slices = [
         {"sql": f"SELECT * FROM {source.sql}", "start": quote_string(p.start.isoformat())} for p in periods
     ]
