@@ -14,7 +14,7 @@ import math
 import duckdb
 import pyarrow as pa
 import pytest
-from subtopic_data import MEASURES, random_data
+from subtopic_data import MEASURES, random_data, with_weights
 
 import sqlmetrics
 
@@ -168,10 +168,13 @@ def test_peer_names():
 # ---- other engines: DuckDB's numbers (subtopic_data.check_subtopics: PostgreSQL, Spark) -------
 
 
+@pytest.mark.parametrize("weights", [False, True], ids=["uniform", "weights"])
 @pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
-def test_bigquery_and_snowflake_text(dialect):
+def test_bigquery_and_snowflake_text(dialect, weights):
     sqlglot = pytest.importorskip("sqlglot")
     recs, subtopics = random_data(8)
+    if weights:
+        subtopics = with_weights(subtopics)
     names = ["alpha_nDCG@5", "P_IA@5", "AP_IA", "ERR_IA@5", "NRBP"]
     expected = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True)
     con = duckdb.connect()

@@ -480,10 +480,18 @@ def _subtopics_context(
             )
     if subtopics is None:
         return None
+    keyed = _keyed_input(recs, unit, item, subtopics, "subtopics", names, quote)
+    # an optional `weight` column: the intent weights of p_ia, ap_ia and err_ia (normalized
+    # per unit over its subtopics with a relevant item; uniform without)
+    weight = [c for c in subtopics.columns if c.lower() == "weight"]
+    if weight:
+        col.require_numeric(subtopics, weight[0], "subtopics", "weight")
+        keyed["names"]["weight"] = weight[0]
     return {
-        **_keyed_input(recs, unit, item, subtopics, "subtopics", names, quote),
+        **keyed,
         "subtopic": quote(col.find_column(subtopics, "subtopic", "subtopics", "subtopic")),
         "relevance": _relevance(subtopics, names, "subtopics", required=False, dialect=dialect),
+        "weight": quote(weight[0]) if weight else None,
     }
 
 
