@@ -61,6 +61,34 @@ def test_per_unit_equal_to_ndeval(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_negative_grades_as_ndeval_reads_them(seed):
+    """Grades -1 and -2 (a qrels file's "not relevant", "pooled but unjudged") count as not
+    relevant, as ndeval and pyndeval read them; the numpy reference of tests/reference_subtopics.py
+    (the weights' oracle) gives ndeval's numbers too."""
+    from reference_subtopics import measures
+
+    recs, subtopics = random_data(200 + seed)
+    grades = subtopics["relevance"].to_pylist()
+    grades = [(-1, -2)[i % 2] if i % 5 == 2 else g for i, g in enumerate(grades)]
+    subtopics = subtopics.set_column(3, "relevance", pa.array(grades, pa.int64()))
+    names = ["alpha_nDCG@5", "P_IA@5", "AP_IA", "ERR_IA@5", "NRBP"]
+    theirs = ndeval(recs, subtopics, names)
+    got = ours(recs, subtopics, names, ties="item_asc")
+    assert set(got) == set(theirs)
+    assert not {key: (got[key], v) for key, v in theirs.items() if not close(got[key], v)}
+    # the reference, with pyndeval's order (score descending, then docno ascending)
+    rows = recs.to_pylist()
+    short = dict(zip(names, ["alpha_ndcg", "p_ia", "ap_ia", "err_ia", "nrbp"], strict=True))
+    for unit in {u for u, _ in theirs}:
+        ranking = [r["item_id"] for r in sorted((r for r in rows if r["user_id"] == unit),
+                                                key=lambda r: (-r["score"], r["item_id"]))]  # fmt: skip
+        judged = [(r["subtopic"], r["item_id"], r["relevance"])
+                  for r in subtopics.to_pylist() if r["user_id"] == unit]  # fmt: skip
+        want = measures(ranking, judged, k=5)
+        assert all(close(want[short[n]], theirs[(unit, n)]) for n in names), unit
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_a_threshold_and_the_default_ties(seed):
     """P_IA(rel=2): relevant from grade 2; sqlmetrics' own names under its default ties
     (score, then item descending), given to ndeval as a list without ties."""
