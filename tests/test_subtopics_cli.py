@@ -98,6 +98,18 @@ def test_format_trec_prints_trec_eval_s_lines(files, capsys):
     assert len(lines) == (per_query.num_rows + 1) * len(NAMES)
 
 
+def test_a_trec_run_defaults_to_ndeval_s_measures(files, capsys):
+    from sqlmetrics.cli.evaluate import NDEVAL_DEFAULT
+
+    _, recs, subtopics, run_path, qrels_path = files
+    status, out, err = run(capsys, "evaluate", run_path, "--subtopics", qrels_path, "--format", "json")
+    assert status == 0, err
+    [row] = json.loads(out)
+    assert list(row) == ["users", *NDEVAL_DEFAULT]
+    expected = sqlmetrics.evaluate(duckdb.connect(), recs, list(NDEVAL_DEFAULT), subtopics=subtopics)
+    assert [row] == json.loads(json.dumps(expected.to_pylist()))
+
+
 def test_a_parquet_file_and_a_table(files, capsys, tmp_path):
     folder, recs, subtopics, run_path, _ = files
     expected = sqlmetrics.evaluate(duckdb.connect(), recs, NAMES, subtopics=subtopics)

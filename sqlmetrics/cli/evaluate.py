@@ -47,6 +47,14 @@ examples:
 """
 
 
+# A TREC run with --subtopics and no --metrics: ndeval's default measures that sqlmetrics
+# computes, in ndeval's order, under ir_measures' names (not nERR-IA, alpha-DCG, nNRBP, strec)
+NDEVAL_DEFAULT = (
+    "ERR_IA@5", "ERR_IA@10", "ERR_IA@20", "alpha_nDCG@5", "alpha_nDCG@10", "alpha_nDCG@20",
+    "NRBP", "AP_IA", "P_IA@5", "P_IA@10", "P_IA@20",
+)  # fmt: skip
+
+
 def register(commands: Any) -> None:
     """Add the `evaluate` subcommand to the `sqlmetrics` parser's subcommands."""
     evaluate = commands.add_parser(
@@ -106,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
         if not is_run:
             raise options.UsageError(
                 "sqlmetrics evaluate: --metrics LIST is required (e.g. ndcg@10,map@10); only a "
-                "TREC run defaults to trec_eval's official measures"
+                "TREC run defaults to trec_eval's official measures (with --subtopics, ndeval's)"
             )
-        args.metrics = ["official"]
+        args.metrics = list(NDEVAL_DEFAULT) if args.subtopics else ["official"]
     if args.max_per_user is not None:
         if not is_run:
             raise options.UsageError(

@@ -112,7 +112,8 @@ def add_evaluation_options(parser: argparse.ArgumentParser, per_user: bool = Tru
         "-m", "--metrics", type=metric_list, metavar="LIST",
         help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision, or "
         "trec_eval's, ranx's and ir_measures' names (P_10, P.5,10, official, nDCG@10, AP); "
-        "required, except for a TREC run, where it defaults to trec_eval's official set",
+        "required, except for a TREC run, where it defaults to trec_eval's official set (with "
+        "--subtopics, ndeval's measures)",
     )  # fmt: skip
     parser.add_argument("--truth", metavar="SOURCE", help="the truth: (user, item[, relevance]) rows")
     parser.add_argument(
