@@ -158,6 +158,17 @@ def test_units_keyed_by_two_columns_and_groups():
                 assert close(row[name], alone[(row["user_id"], name)])
 
 
+def test_weights_in_partitions():
+    """partitions=3 (each statement a slice of the units, subtopics= filtered alike) gives the
+    values of one statement, with intent weights too."""
+    recs, subtopics = random_data(5)
+    subtopics = with_weights(subtopics, 3)
+    names = ["P_IA@5", "AP_IA", "ERR_IA@10", "alpha_nDCG@5", "NRBP"]
+    one = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True).sort_by("user_id")
+    three = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True, partitions=3)
+    assert three.sort_by("user_id").equals(one) and one.num_rows > 3
+
+
 ERRORS = [
     (["alpha_nDCG@10"], {"truth": True}, "needs subtopic judgements"),
     (["ndcg@10"], {"truth": True, "subtopics": True}, "not both"),
