@@ -9,8 +9,9 @@ import pytest
 import scipy.stats
 
 from sqlmetrics import evaluate
+from sqlmetrics.errors import SqlMetricsError
 from sqlmetrics.reports import ReportConfigError, connect, period_of, periods_between, run_report
-from sqlmetrics.reports.runner import compare_periods
+from sqlmetrics.reports.runner import POOLED_PERIOD, compare_periods
 from tests import test_reports
 from tests.test_reports import DAYS, GRADES
 
@@ -196,4 +197,19 @@ def test_the_whole_range_reads_the_history_of_each_pooled_user(warehouse, tmp_pa
         assert r["delta"] == pytest.approx(float(d.mean()), abs=1e-12)
         assert r["p_value"] == pytest.approx(scipy.stats.ttest_1samp(d, 0).pvalue, abs=1e-10)
         assert r["mean"] != 0 and d.std() > 0
+    con.close()
+
+
+@pytest.mark.parametrize("role", ["recommendations", "history"])
+def test_an_input_with_the_pooled_period_column_is_refused_in_one_line(warehouse, role):
+    con = connect(warehouse)
+    source = {"recommendations": "recommendations", "history": "history"}[role]
+    con.execute(f"CREATE VIEW clash AS SELECT *, 1 AS {POOLED_PERIOD} FROM {source}")
+    inputs = {"recommendations": "recommendations", "history": "history", role: "clash"}
+    report = test_reports.make_config(warehouse, metrics=["novelty@10"], compare={"baseline": "A"}, **inputs)
+    days = periods_between("day", DAYS[0], DAYS[1])
+    with pytest.raises(SqlMetricsError, match=f"has a column '{POOLED_PERIOD}', the name the whole") as e:
+        compare_periods(con, report, days)
+    assert "\n" not in str(e.value) and "(clash)" in str(e.value)
+    assert compare_periods(con, report, days[:1]).num_rows == 1  # (one period: nothing added)
     con.close()

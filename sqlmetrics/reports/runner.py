@@ -243,6 +243,8 @@ def compare_periods(
     section = config.compare.options()
     if len(periods) > 1:
         options["user"] = [POOLED_PERIOD, *unit_columns(options.get("user", "user_id"))]
+        if options.get("history") is not None:  # (joined on the key columns it has: not this one)
+            _without_period(resolve(con, options["history"], "history", Registrations(con)), "history")
     if section["covariate"] is not None and len(periods) > 1:
         section["covariate"] = _pooled_whole(con, periods, section["covariate"], "covariate")
     if options.get("subtopics") is not None and len(periods) > 1:
@@ -273,7 +275,8 @@ def off_policy_periods(
     """off_policy_period() over one period, or over several pooled: each slate of each period a
     unit of its own (the unit's first key column read as '<period start>|<value>' in the
     impressions, the target and the rewards), one more off_policy() over all the slates of a
-    range, as compare_periods() pools the users of a range."""
+    range, as compare_periods() pools the users of a range (there by a column of the period in
+    the unit's key)."""
     section = config.off_policy
     if section is None:
         raise SqlMetricsError(f"{config.source}: the report has no [off_policy] section")
@@ -367,15 +370,20 @@ def _pooled_whole(
     return con.sql(_with_periods(source, role, slices))
 
 
-def _with_periods(source: Source, role: str, slices: list[dict[str, str]]) -> str:
-    """The query of the slices' rows, each with its period's start in the column POOLED_PERIOD
-    (sql/reports/pooled_periods.sql.j2); a source that has a column of that name is refused."""
+def _without_period(source: Source, role: str) -> None:
+    """Refuse an input of the whole range's comparison that has a column named POOLED_PERIOD."""
     taken = [c for c in source.columns if c.lower() == POOLED_PERIOD]
     if taken:
         raise SqlMetricsError(
             f"{role} ({source.label}) has a column {taken[0]!r}, the name the whole range's "
             "comparison gives each row's period: rename it in a view"
         )
+
+
+def _with_periods(source: Source, role: str, slices: list[dict[str, str]]) -> str:
+    """The query of the slices' rows, each with its period's start in the column POOLED_PERIOD
+    (sql/reports/pooled_periods.sql.j2); a source that has a column of that name is refused."""
+    _without_period(source, role)
     period = quote_identifier(POOLED_PERIOD)
     return render("reports/pooled_periods.sql.j2", {"slices": slices, "period": period})
 
