@@ -97,7 +97,7 @@ from .errors import (
     UnmatchedUnitsWarning,
     UnsupportedError,
 )
-from .inputs.trec import read_qrels, read_run
+from .inputs.trec import read_qrels, read_run, read_subtopic_qrels
 from .names.registry import METRICS
 from .statement.run import run as _run  # noqa: F401  (its warning filter, in the process's list from the start)
 from .stats.compare import compare
@@ -115,6 +115,7 @@ __all__ = [
     "install_macros",
     "read_run",
     "read_qrels",
+    "read_subtopic_qrels",
     "METRICS",
     "cg",
     "dcg",

@@ -50,6 +50,15 @@ def random_data(seed: int, ties: bool = True):
     return recs_t, subtopics_t
 
 
+def with_weights(subtopics: pa.Table, seed: int = 0) -> pa.Table:
+    """subtopics with a `weight` column: one weight (0.5, 1, 2 or 3) per (unit, subtopic)."""
+    rng = random.Random(seed)
+    chosen: dict = {}
+    keys = zip(subtopics["user_id"].to_pylist(), subtopics["subtopic"].to_pylist(), strict=True)
+    weights = [chosen.setdefault(key, rng.choice((0.5, 1.0, 2.0, 3.0))) for key in keys]
+    return subtopics.append_column("weight", pa.array(weights, pa.float64()))
+
+
 def check_subtopics(con, spark: bool = False) -> None:
     """`con`'s values of every intent-aware measure equal DuckDB's, per unit and aggregated,
     to 1e-9 (tests/test_postgres.py, tests/test_spark.py); Spark refuses alpha_ndcg."""
@@ -57,8 +66,11 @@ def check_subtopics(con, spark: bool = False) -> None:
     from cross_engine import assert_close_tables
 
     measures = [m for m in MEASURES if not (spark and m.startswith("alpha_nDCG"))]
-    for seed, options in ((2, {}), (4, {"threshold": 2, "by": "model"}), (6, {"missing": "zero"})):
+    cases = ((2, {}), (4, {"threshold": 2, "by": "model"}), (6, {"missing": "zero"}), (8, {"weights": True}))
+    for seed, options in cases:
         recs, subtopics = random_data(seed)
+        if options.pop("weights", False):  # intent weights (p_ia, ap_ia, err_ia read them)
+            subtopics = with_weights(subtopics, seed)
         if "by" in options:
             recs = recs.append_column("model", pa.array([["A", "B"][i % 2] for i in range(len(recs))]))
         for per_user in (True, False):

@@ -4,10 +4,14 @@ the stored values are evaluate()'s by hand, and a bad value is one line."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+import scipy.stats
 
 from sqlmetrics import evaluate
+from sqlmetrics.errors import SqlMetricsError
 from sqlmetrics.reports import ReportConfigError, connect, period_of, periods_between, run_report
+from sqlmetrics.reports.runner import POOLED_PERIOD, compare_periods
 from tests import test_reports
 from tests.test_reports import DAYS, GRADES
 
@@ -154,3 +158,58 @@ def test_a_bad_baseline_exits_2_with_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "baseline must give one value (a string or a number) for each of the report's by columns" in err
+
+
+POOLED = ["novelty@10", "popularity@10", "calibration@10", "serendipity@10", "diversity@10"]
+
+
+@pytest.mark.parametrize("similarity", ["features", "history"])
+def test_the_whole_range_reads_the_history_of_each_pooled_user(warehouse, tmp_path, similarity):
+    """Each user of each day is a unit of the pooled comparison: the history (keyed by the user
+    alone) is each unit's user's, and its item counts are the whole history's once (not once per
+    day: popularity@10 counts history users), so the pooled delta is the mean of the days'
+    per-user differences of evaluate() (with item_features the similarity is the vectors', without
+    it the history's co-occurrence)."""
+    con = connect(warehouse)
+    path = genres(con, tmp_path)
+    features = {} if similarity == "history" else {"item_features": path, "features": "genres"}
+    metrics = [m for m in POOLED if features or not m.startswith("calibration")]  # (its genres)
+    report = test_reports.make_config(warehouse, metrics=metrics, history="history",
+                                      compare={"baseline": "A"}, **features)  # fmt: skip
+    pooled = compare_periods(con, report, periods_between("day", DAYS[0], DAYS[-1])).to_pylist()
+    differences: dict[str, list[float]] = {m: [] for m in metrics}
+    for day in DAYS:  # a user of two days is two units, as in the days' own comparisons
+        recs = con.sql(f"SELECT * FROM recommendations WHERE day = DATE '{day}'")
+        truth = con.sql(f"SELECT * FROM events WHERE day = DATE '{day}'")
+        rows = evaluate(con, recs, metrics, truth=truth, by="model", history="history", per_user=True,
+                        action="event_type", relevance=GRADES, **features).to_pylist()  # fmt: skip
+        values = {(r["model"], r["user_id"]): r for r in rows}
+        for model, user in sorted(values):
+            if model == "B" and ("A", user) in values:
+                for m in metrics:  # (paired where both have a value: a user without history has none)
+                    b, a = values[("B", user)][m], values[("A", user)][m]
+                    if a is not None and b is not None:
+                        differences[m].append(b - a)
+    assert sorted(r["metric"] for r in pooled) == sorted(metrics)
+    for r in pooled:
+        d = np.array(differences[r["metric"]])
+        assert r["users"] == len(d) > 300
+        assert r["delta"] == pytest.approx(float(d.mean()), abs=1e-12)
+        assert r["p_value"] == pytest.approx(scipy.stats.ttest_1samp(d, 0).pvalue, abs=1e-10)
+        assert r["mean"] != 0 and d.std() > 0
+    con.close()
+
+
+@pytest.mark.parametrize("role", ["recommendations", "history"])
+def test_an_input_with_the_pooled_period_column_is_refused_in_one_line(warehouse, role):
+    con = connect(warehouse)
+    source = {"recommendations": "recommendations", "history": "history"}[role]
+    con.execute(f"CREATE VIEW clash AS SELECT *, 1 AS {POOLED_PERIOD} FROM {source}")
+    inputs = {"recommendations": "recommendations", "history": "history", role: "clash"}
+    report = test_reports.make_config(warehouse, metrics=["novelty@10"], compare={"baseline": "A"}, **inputs)
+    days = periods_between("day", DAYS[0], DAYS[1])
+    with pytest.raises(SqlMetricsError, match=f"has a column '{POOLED_PERIOD}', the name the whole") as e:
+        compare_periods(con, report, days)
+    assert "\n" not in str(e.value) and "(clash)" in str(e.value)
+    assert compare_periods(con, report, days[:1]).num_rows == 1  # (one period: nothing added)
+    con.close()

@@ -14,7 +14,7 @@ import math
 import duckdb
 import pyarrow as pa
 import pytest
-from subtopic_data import MEASURES, random_data
+from subtopic_data import MEASURES, random_data, with_weights
 
 import sqlmetrics
 
@@ -58,6 +58,34 @@ def test_per_unit_equal_to_ndeval(seed):
     assert set(got) == set(theirs)
     wrong = {key: (got[key], v) for key, v in theirs.items() if not close(got[key], v)}
     assert not wrong, f"(sqlmetrics, ndeval) = {wrong}"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_negative_grades_as_ndeval_reads_them(seed):
+    """Grades -1 and -2 (a qrels file's "not relevant", "pooled but unjudged") count as not
+    relevant, as ndeval and pyndeval read them; the numpy reference of tests/reference_subtopics.py
+    (the weights' oracle) gives ndeval's numbers too."""
+    from reference_subtopics import measures
+
+    recs, subtopics = random_data(200 + seed)
+    grades = subtopics["relevance"].to_pylist()
+    grades = [(-1, -2)[i % 2] if i % 5 == 2 else g for i, g in enumerate(grades)]
+    subtopics = subtopics.set_column(3, "relevance", pa.array(grades, pa.int64()))
+    names = ["alpha_nDCG@5", "P_IA@5", "AP_IA", "ERR_IA@5", "NRBP"]
+    theirs = ndeval(recs, subtopics, names)
+    got = ours(recs, subtopics, names, ties="item_asc")
+    assert set(got) == set(theirs)
+    assert not {key: (got[key], v) for key, v in theirs.items() if not close(got[key], v)}
+    # the reference, with pyndeval's order (score descending, then docno ascending)
+    rows = recs.to_pylist()
+    short = dict(zip(names, ["alpha_ndcg", "p_ia", "ap_ia", "err_ia", "nrbp"], strict=True))
+    for unit in {u for u, _ in theirs}:
+        ranking = [r["item_id"] for r in sorted((r for r in rows if r["user_id"] == unit),
+                                                key=lambda r: (-r["score"], r["item_id"]))]  # fmt: skip
+        judged = [(r["subtopic"], r["item_id"], r["relevance"])
+                  for r in subtopics.to_pylist() if r["user_id"] == unit]  # fmt: skip
+        want = measures(ranking, judged, k=5)
+        assert all(close(want[short[n]], theirs[(unit, n)]) for n in names), unit
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -130,6 +158,17 @@ def test_units_keyed_by_two_columns_and_groups():
                 assert close(row[name], alone[(row["user_id"], name)])
 
 
+def test_weights_in_partitions():
+    """partitions=3 (each statement a slice of the units, subtopics= filtered alike) gives the
+    values of one statement, with intent weights too."""
+    recs, subtopics = random_data(5)
+    subtopics = with_weights(subtopics, 3)
+    names = ["P_IA@5", "AP_IA", "ERR_IA@10", "alpha_nDCG@5", "NRBP"]
+    one = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True).sort_by("user_id")
+    three = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True, partitions=3)
+    assert three.sort_by("user_id").equals(one) and one.num_rows > 3
+
+
 ERRORS = [
     (["alpha_nDCG@10"], {"truth": True}, "needs subtopic judgements"),
     (["ndcg@10"], {"truth": True, "subtopics": True}, "not both"),
@@ -168,10 +207,13 @@ def test_peer_names():
 # ---- other engines: DuckDB's numbers (subtopic_data.check_subtopics: PostgreSQL, Spark) -------
 
 
+@pytest.mark.parametrize("weights", [False, True], ids=["uniform", "weights"])
 @pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
-def test_bigquery_and_snowflake_text(dialect):
+def test_bigquery_and_snowflake_text(dialect, weights):
     sqlglot = pytest.importorskip("sqlglot")
     recs, subtopics = random_data(8)
+    if weights:
+        subtopics = with_weights(subtopics)
     names = ["alpha_nDCG@5", "P_IA@5", "AP_IA", "ERR_IA@5", "NRBP"]
     expected = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True)
     con = duckdb.connect()

@@ -73,10 +73,12 @@ def evaluate(
     group_target: awrf's target distribution over the groups (genre, weight), uniform without.
     baseline: the reference system of rbo@k, its value of the by column (a tuple of one value
     per by column for several), as compare() takes it: each group's lists against its lists.
-    subtopics: subtopic judgements, (user, subtopic, item[, relevance]) rows, for the
+    subtopics: subtopic judgements, (user, subtopic, item[, relevance][, weight]) rows, for the
     intent-aware measures ("alpha_ndcg@10", "p_ia@10", "ap_ia", "err_ia@10", "nrbp", or
     ir_measures' "alpha_nDCG@10", ...); the call's truth too (an item's grade is its highest
-    over its unit's subtopics), so not with truth= (docs/metrics.md, "Subtopics").
+    over its unit's subtopics), so not with truth= (docs/metrics.md, "Subtopics"). A `weight`
+    column gives the intent weights of p_ia, ap_ia and err_ia (one per unit and subtopic,
+    normalized per unit; uniform without, as ndeval).
     partitions: evaluate the users in this many hash partitions, one statement each (DuckDB
     only), for logs with more users than memory_limit holds; the numbers are the same to the
     last bit. progress: with partitions, one progress line per partition on stderr.

@@ -19,7 +19,7 @@ from ..statement.partitions import check_units, suggest_partitions, units_sql
 from . import options
 
 EPILOG = """\
-SOURCE and --truth are each one of:
+SOURCE, --truth and --subtopics are each one of:
   a table or view of --db (schema.table too)   recommendations
   a Parquet or CSV file or glob                'logs/day=*/recs.parquet', recs.csv
   a TREC run or qrels file (recognised by its lines: `qid Q0 docno rank score tag`,
@@ -40,9 +40,19 @@ examples:
       --format csv
   # TREC files, exactly as trec_eval; trec_eval -c is --missing zero
   sqlmetrics evaluate results.test --truth qrels.test --metrics ndcg@10,map@1000,r_precision
+  # subtopic judgements (ndeval's qrels: topic subtopic docno judgement): the intent-aware measures
+  sqlmetrics evaluate run.txt --subtopics qrels.txt --metrics alpha_nDCG@20,ERR_IA@20,AP_IA --format trec
   # one row per user, to a Parquet file (the format follows the suffix)
   sqlmetrics evaluate recs.parquet --truth truth.parquet --metrics ndcg@10 --per-user -o users.parquet
 """
+
+
+# A TREC run with --subtopics and no --metrics: ndeval's default measures that sqlmetrics
+# computes, in ndeval's order, under ir_measures' names (not nERR-IA, alpha-DCG, nNRBP, strec)
+NDEVAL_DEFAULT = (
+    "ERR_IA@5", "ERR_IA@10", "ERR_IA@20", "alpha_nDCG@5", "alpha_nDCG@10", "alpha_nDCG@20",
+    "NRBP", "AP_IA", "P_IA@5", "P_IA@10", "P_IA@20",
+)  # fmt: skip
 
 
 def register(commands: Any) -> None:
@@ -104,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
         if not is_run:
             raise options.UsageError(
                 "sqlmetrics evaluate: --metrics LIST is required (e.g. ndcg@10,map@10); only a "
-                "TREC run defaults to trec_eval's official measures"
+                "TREC run defaults to trec_eval's official measures (with --subtopics, ndeval's)"
             )
-        args.metrics = ["official"]
+        args.metrics = list(NDEVAL_DEFAULT) if args.subtopics else ["official"]
     if args.max_per_user is not None:
         if not is_run:
             raise options.UsageError(

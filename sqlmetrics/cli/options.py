@@ -19,7 +19,8 @@ from ..names.conventions import ANY_TRUTH_ROW, CHOICES, Conventions
 from ..names.metric_names import split_metric_list as metric_list
 from ..names.profiles import PROFILES
 from ..statement import keywords
-from ..statement.plan import NO_RELEVANCE_HINT
+from ..statement.plan import NO_RELEVANCE_HINT, SUBTOPICS_HINT
+from ..statement.prepare import NOT_BOTH_TRUTHS
 from .interrupt import watched
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NO_DATA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -111,9 +112,16 @@ def add_evaluation_options(parser: argparse.ArgumentParser, per_user: bool = Tru
         "-m", "--metrics", type=metric_list, metavar="LIST",
         help="comma-separated metric names, e.g. ndcg@10,map@10,recall@20,r_precision, or "
         "trec_eval's, ranx's and ir_measures' names (P_10, P.5,10, official, nDCG@10, AP); "
-        "required, except for a TREC run, where it defaults to trec_eval's official set",
+        "required, except for a TREC run, where it defaults to trec_eval's official set (with "
+        "--subtopics, ndeval's measures)",
     )  # fmt: skip
     parser.add_argument("--truth", metavar="SOURCE", help="the truth: (user, item[, relevance]) rows")
+    parser.add_argument(
+        "--subtopics", metavar="SOURCE",
+        help="subtopic judgements (user, subtopic, item[, relevance][, weight] rows, or an "
+        "ndeval qrels file: topic subtopic docno judgement) for alpha_ndcg@k, p_ia@k, ap_ia, "
+        "err_ia@k, nrbp; the truth of the other metrics too, so not with --truth",
+    )  # fmt: skip
     parser.add_argument(
         "--by", type=comma_list, metavar="COLS", help="segment by these columns of SOURCE (comma-separated)"
     )
@@ -191,24 +199,33 @@ def _sniff_trec(path: Path, lines: int = 20) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def source_input(text: str | None) -> Any:
-    """A SOURCE as the library takes it: TREC files are read here, the rest passes as is."""
+def source_input(text: str | None, subtopics: bool = False) -> Any:
+    """A SOURCE as the library takes it: TREC files are read here, the rest passes as is.
+    With `subtopics` (--subtopics), a qrels file is ndeval's: topic subtopic docno judgement."""
     if text is None:
         return None
-    from ..inputs.trec import read_qrels, read_run
+    from ..inputs.trec import read_qrels, read_run, read_subtopic_qrels
 
     path = Path(text)
     lowered = text.lower()
     if path.is_file() and not lowered.endswith(_PARQUET_CSV):
         kind = _sniff_trec(path)
+        if kind == "run" and subtopics:
+            raise SqlMetricsError(
+                f"--subtopics {text!r} is a TREC run (qid Q0 docno rank score tag); expected "
+                "subtopic judgements (topic subtopic docno judgement lines, ndeval's qrels)"
+            )
         if kind == "run":
             return read_run(path)
         if kind == "qrels":
-            return read_qrels(path)
+            return read_subtopic_qrels(path) if subtopics else read_qrels(path)
         if not lowered.endswith(".txt"):
+            expected = (
+                "subtopic qrels (topic subtopic docno judgement)" if subtopics
+                else "TREC run (qid Q0 docno rank score tag) or qrels (qid iter docno rel)"
+            )  # fmt: skip
             raise SqlMetricsError(
-                f"cannot tell what {text!r} is: expected a .parquet or .csv file, or a TREC run "
-                "(qid Q0 docno rank score tag) or qrels (qid iter docno rel) file"
+                f"cannot tell what {text!r} is: expected a .parquet or .csv file, or a {expected} file"
             )
     return text
 
@@ -217,7 +234,7 @@ def source_input(text: str | None) -> Any:
 # beyond-accuracy metrics, which the commands have no options for yet
 NOT_ON_THE_COMMAND_LINE = frozenset(
     {"history", "catalog", "item_features", "features", "item_genres", "genre", "genre_weight",
-     "group_target", "subtopics"}
+     "group_target"}
 )
 
 
@@ -236,7 +253,11 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
             f"sqlmetrics {args.command}: --relevance {args.relevance} grades actions: name their "
             "column with --action COL"
         )
-    converted = {"truth": source_input(args.truth), "relevance": grades}
+    converted = {
+        "truth": source_input(args.truth),
+        "subtopics": source_input(args.subtopics, subtopics=True),
+        "relevance": grades,
+    }
     shared = {
         name: converted[name] if name in converted else getattr(args, name)
         for name in keywords.NAMES
@@ -298,8 +319,10 @@ def refuse_overwriting(
 
 
 def evaluation_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
-    """The files an evaluating command reads: SOURCE, --truth, --db."""
-    return [("SOURCE", args.source), ("--truth", args.truth), ("--db", args.db)]
+    """The files an evaluating command reads: SOURCE, --truth, --subtopics, --db."""
+    return [
+        ("SOURCE", args.source), ("--truth", args.truth), ("--subtopics", args.subtopics), ("--db", args.db)
+    ]  # fmt: skip
 
 
 def connection(args: argparse.Namespace) -> duckdb.DuckDBPyConnection:
@@ -326,13 +349,21 @@ def cli_wording(text: str) -> str:
     and no --truth was given; pass --truth SOURCE (user, item[, relevance] rows), or
     --relevance COL, or --action COL with --relevance purchase=3,view=1
     """
-    return text.replace(NO_RELEVANCE_HINT, _NO_RELEVANCE_OPTIONS)
+    for hint, options in _OPTIONS_WORDING.items():
+        text = text.replace(hint, options)
+    return text
 
 
 _NO_RELEVANCE_OPTIONS = (
     "and no --truth was given; pass --truth SOURCE (user, item[, relevance] rows), or "
     "--relevance COL, or --action COL with --relevance purchase=3,view=1"
 )
+_OPTIONS_WORDING = {
+    NO_RELEVANCE_HINT: _NO_RELEVANCE_OPTIONS,
+    SUBTOPICS_HINT: "pass --subtopics SOURCE (user, subtopic, item[, relevance] rows, or an "
+    "ndeval qrels file)",
+    NOT_BOTH_TRUTHS: "give --subtopics or --truth, not both",
+}
 
 
 def one_line(exc: BaseException) -> str:

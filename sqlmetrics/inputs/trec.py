@@ -157,14 +157,15 @@ def _fast_run(path: str | Path) -> pa.Table | None:
     return _run_table(pc.list_element(fields, 0), items, ranks, scores, tags)
 
 
-def _fast_qrels(path: str | Path) -> pa.Table | None:
+def _fast_qrels(path: str | Path, subtopics: bool = False) -> pa.Table | None:
     fields = _fast_fields(path, indented_comments=False)
     if fields is None or not pc.all(pc.equal(pc.list_value_length(fields), 4)).as_py():
         return None
     relevance = _int64_column(pc.list_element(fields, 3), all_needed=True)
     if relevance is None:
         return None
-    return _qrels_table(pc.list_element(fields, 0), pc.list_element(fields, 2), relevance)
+    subtopic = pc.list_element(fields, 1) if subtopics else None
+    return _qrels_table(pc.list_element(fields, 0), pc.list_element(fields, 2), relevance, subtopic)
 
 
 def _run_table(users, items, ranks, scores, tags) -> pa.Table:
@@ -179,14 +180,13 @@ def _run_table(users, items, ranks, scores, tags) -> pa.Table:
     )
 
 
-def _qrels_table(users, items, relevance) -> pa.Table:
-    return pa.table(
-        {
-            "user_id": pa.array(users, pa.string()),
-            "item_id": pa.array(items, pa.string()),
-            "relevance": pa.array(relevance, pa.int64()),
-        }
-    )
+def _qrels_table(users, items, relevance, subtopics=None) -> pa.Table:
+    columns = {"user_id": pa.array(users, pa.string())}
+    if subtopics is not None:  # a subtopic qrels file's second field
+        columns["subtopic"] = pa.array(subtopics, pa.string())
+    columns["item_id"] = pa.array(items, pa.string())
+    columns["relevance"] = pa.array(relevance, pa.int64())
+    return pa.table(columns)
 
 
 def read_run(path: str | Path) -> pa.Table:
@@ -234,12 +234,31 @@ def read_qrels(path: str | Path) -> pa.Table:
     return fast if fast is not None else _read_qrels_lines(path)
 
 
-def _read_qrels_lines(path: str | Path) -> pa.Table:
-    users, items, rels = [], [], []
+def read_subtopic_qrels(path: str | Path) -> pa.Table:
+    """Read a subtopic qrels file, as ndeval (the TREC Web track's diversity tool) reads one:
+    `topic subtopic docno judgement`, the qrels format with the subtopic in place of the
+    iteration.
+
+    Columns: user_id (topic), subtopic, item_id (docno), relevance (int64), what evaluate()'s
+    subtopics= takes; the same rules as read_qrels otherwise.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = open(p, "w").write("51 2 doc1 1\\n")
+    >>> read_subtopic_qrels(p).to_pylist()
+    [{'user_id': '51', 'subtopic': '2', 'item_id': 'doc1', 'relevance': 1}]
+    """
+    fast = _fast_qrels(path, subtopics=True)
+    return fast if fast is not None else _read_qrels_lines(path, subtopics=True)
+
+
+def _read_qrels_lines(path: str | Path, subtopics: bool = False) -> pa.Table:
+    users, items, rels, subtopic = [], [], [], []
     for number, fields in _lines(path, indented_comments=False):
         if len(fields) != 4:
+            second = "subtopic" if subtopics else "iter"
             raise InvalidDataError(
-                f"{path}:{number}: a qrels line needs 4 fields (qid iter docno rel)"
+                f"{path}:{number}: a qrels line needs 4 fields (qid {second} docno rel)"
             )
         rel = _int64(fields[3])
         if rel is None:
@@ -247,9 +266,10 @@ def _read_qrels_lines(path: str | Path) -> pa.Table:
                 f"{path}:{number}: relevance must be an integer from -2^63 to 2^63-1: {fields[3]!r}"
             )
         users.append(fields[0])
+        subtopic.append(fields[1])
         items.append(fields[2])
         rels.append(rel)
-    return _qrels_table(users, items, rels)
+    return _qrels_table(users, items, rels, subtopic if subtopics else None)
 
 
 def truncate_run(run: pa.Table, n: int) -> pa.Table:

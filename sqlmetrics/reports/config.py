@@ -21,6 +21,8 @@ catalog = "items"                        #   (not cut to the period), as evaluat
 item_features = "item_features"          #   catalog=, item_features= (features = its column),
 item_genres = "genres"                   #   item_genres= (genre, genre_weight = its columns),
 group_target = "targets"                 #   group_target= (awrf's target distribution)
+subtopics = "judgements"                 # the intent-aware measures' subtopic judgements, read
+                                         #   whole, as evaluate()'s subtopics= (not with truth)
 baseline = "A"                           # rbo@k's reference system: a value of the by column(s)
 
 [compare]       # baseline = "A" (a value of the by column(s) not in `within`), test, confidence,
@@ -76,12 +78,12 @@ _TOP = {
     "name", "warehouse", "recommendations", "truth", "time_column", "truth_time_column",
     "period", "timezone", "metrics", "by", "results_table", "columns", "grades", "conventions",
     "compare", "off_policy", "history", "catalog", "item_features", "features", "item_genres",
-    "genre", "genre_weight", "group_target", "baseline",
+    "genre", "genre_weight", "group_target", "baseline", "subtopics",
 }  # fmt: skip
-# evaluate()'s inputs of the beyond-accuracy metrics a report names at the top level: tables or
-# views of the warehouse, or Parquet/CSV paths or globs, read whole each period (another input
-# keyword of evaluate() is one more name here, e.g. "subtopics")
-INPUT_KEYS = ("history", "catalog", "item_features", "item_genres", "group_target")
+# evaluate()'s inputs of the beyond-accuracy metrics and the intent-aware measures a report names
+# at the top level: tables or views of the warehouse, or Parquet/CSV paths or globs, read whole
+# each period (another input keyword of evaluate() is one more name here)
+INPUT_KEYS = ("history", "catalog", "item_features", "item_genres", "group_target", "subtopics")
 # the column names of those inputs, each with its input
 INPUT_COLUMNS = {"features": "item_features", "genre": "item_genres", "genre_weight": "item_genres"}
 _COMPARE = {
@@ -462,6 +464,11 @@ def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> ReportConf
     for key, of in INPUT_COLUMNS.items():
         if key in inputs and of not in inputs:
             raise ReportConfigError(f"{source}: {key} names a column of {of}; give {of}")
+    if "subtopics" in inputs and data.get("truth") is not None:
+        raise ReportConfigError(
+            f"{source}: subtopics is the truth of the report's metrics too (an item's grade: its "
+            "highest over the unit's subtopics); give subtopics or truth, not both"
+        )
     baseline = _baseline(data, by, parsed, compare, source)
     return ReportConfig(
         name=name,

@@ -40,6 +40,8 @@ from .periods import Period
 # DATE[] list starts with "DATE" too, and cannot be compared with the period's bounds)
 _TIME_TYPE = re.compile(r"(DATE|TIMESTAMP(_S|_MS|_NS)?( WITH TIME ZONE)?)")
 _INSTANT_TYPE = "TIMESTAMP WITH TIME ZONE"
+# the column that the whole range's comparison adds to its inputs, first in the unit's key
+POOLED_PERIOD = "sqlmetrics_period"
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,11 @@ def period_inputs(
 def pooled_inputs(
     con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
 ) -> tuple[duckdb.DuckDBPyRelation, duckdb.DuckDBPyRelation | None]:
-    """The recommendations and the truth of several periods together, each user of each period
-    a unit of its own: the user column becomes the text '<period start>|<user>' (a user's lists
-    of two days are two lists, as in the periods' own evaluations).
+    """The recommendations and the truth of several periods together, each with one more
+    column, POOLED_PERIOD: the period's start as text. With it first in the unit's key
+    (compare_periods()), each user of each period is a unit of its own (a user's lists of two
+    days are two lists, as in the periods' own evaluations), while an input keyed by the user
+    alone, like history, is still joined on the user, as each period's evaluation joins it.
 
     >>> import duckdb, datetime
     >>> from sqlmetrics.reports.config import config_from_dict
@@ -136,7 +140,7 @@ def pooled_inputs(
     ...                            "time_column": "day", "metrics": ["ndcg@10"]})
     >>> days = [Period(datetime.date(2026, 11, d), datetime.date(2026, 11, d + 1)) for d in (1, 3)]
     >>> pooled_inputs(con, config, days)[0].fetchall()
-    [(datetime.date(2026, 11, 1), '2026-11-01|7'), (datetime.date(2026, 11, 3), '2026-11-03|7')]
+    [(datetime.date(2026, 11, 1), 7, '2026-11-01'), (datetime.date(2026, 11, 3), 7, '2026-11-03')]
     """
     return _inputs(con, config, periods, pooled=True)
 
@@ -162,10 +166,7 @@ def _inputs(
             )
             slices.append({"sql": sql, "start": quote_string(period.start.isoformat())})
         if pooled:
-            # (the first key column of the unit, prefixed with the period, keeps units apart)
-            first = unit_columns(config.columns.get("user", "user_id"))[0]
-            user = col.find_column(source, first, role, "user")
-            sql = render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
+            sql = _with_periods(source, role, slices)
         else:
             sql = slices[0]["sql"]
         relations.append(con.sql(sql))
@@ -229,7 +230,9 @@ def compare_periods(
     con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
 ) -> pa.Table:
     """compare() with the config's [compare] section over one period, or over several pooled
-    (each user of each period a unit: one more compare() over all the units of a range)."""
+    (each user of each period a unit: one more compare() over all the units of a range, the
+    unit's key the period's start (POOLED_PERIOD) and the user; history, keyed by the user,
+    read whole as each period reads it)."""
     if config.compare is None:
         raise SqlMetricsError(f"{config.source}: the report has no [compare] section")
     if len(periods) == 1:
@@ -238,8 +241,14 @@ def compare_periods(
         recs, truth = pooled_inputs(con, config, periods)
     options = {k: v for k, v in config.options().items() if k != "by"}
     section = config.compare.options()
+    if len(periods) > 1:
+        options["user"] = [POOLED_PERIOD, *unit_columns(options.get("user", "user_id"))]
+        if options.get("history") is not None:  # (joined on the key columns it has: not this one)
+            _without_period(resolve(con, options["history"], "history", Registrations(con)), "history")
     if section["covariate"] is not None and len(periods) > 1:
-        section["covariate"] = _pooled_covariate(con, config, periods)
+        section["covariate"] = _pooled_whole(con, periods, section["covariate"], "covariate")
+    if options.get("subtopics") is not None and len(periods) > 1:
+        options["subtopics"] = _pooled_whole(con, periods, options["subtopics"], "subtopics")
     return compare(con, recs, list(config.metrics), truth=truth, **options, **section)
 
 
@@ -266,7 +275,8 @@ def off_policy_periods(
     """off_policy_period() over one period, or over several pooled: each slate of each period a
     unit of its own (the unit's first key column read as '<period start>|<value>' in the
     impressions, the target and the rewards), one more off_policy() over all the slates of a
-    range, as compare_periods() pools the users of a range."""
+    range, as compare_periods() pools the users of a range (there by a column of the period in
+    the unit's key)."""
     section = config.off_policy
     if section is None:
         raise SqlMetricsError(f"{config.source}: the report has no [off_policy] section")
@@ -347,20 +357,35 @@ def _noting_weights(
     return table, noted
 
 
-def _pooled_covariate(
-    con: duckdb.DuckDBPyConnection, config: ReportConfig, periods: list[Period]
+def _pooled_whole(
+    con: duckdb.DuckDBPyConnection, periods: list[Period], name: str, role: str
 ) -> duckdb.DuckDBPyRelation:
-    """The covariate of several periods pooled: its rows once per period, keyed as the pooled
-    units are ('<period start>|<user>'), so each user of each period keeps their covariate."""
-    assert config.compare is not None and config.compare.covariate is not None
-    source = resolve(con, config.compare.covariate, "covariate", Registrations(con))
-    first = unit_columns(config.columns.get("user", "user_id"))[0]
-    user = col.find_column(source, first, "covariate", "user")
+    """An input keyed by the whole unit and read whole (the covariate, the subtopic judgements)
+    for several periods pooled: its rows once per period, with the period's start as the pooled
+    units have it (POOLED_PERIOD), so each user of each period keeps their rows."""
+    source = resolve(con, name, role, Registrations(con))
     slices = [
         {"sql": f"SELECT * FROM {source.sql}", "start": quote_string(p.start.isoformat())} for p in periods
     ]
-    sql = render("reports/pooled_periods.sql.j2", {"slices": slices, "user": quote_identifier(user)})
-    return con.sql(sql)
+    return con.sql(_with_periods(source, role, slices))
+
+
+def _without_period(source: Source, role: str) -> None:
+    """Refuse an input of the whole range's comparison that has a column named POOLED_PERIOD."""
+    taken = [c for c in source.columns if c.lower() == POOLED_PERIOD]
+    if taken:
+        raise SqlMetricsError(
+            f"{role} ({source.label}) has a column {taken[0]!r}, the name the whole range's "
+            "comparison gives each row's period: rename it in a view"
+        )
+
+
+def _with_periods(source: Source, role: str, slices: list[dict[str, str]]) -> str:
+    """The query of the slices' rows, each with its period's start in the column POOLED_PERIOD
+    (sql/reports/pooled_periods.sql.j2); a source that has a column of that name is refused."""
+    _without_period(source, role)
+    period = quote_identifier(POOLED_PERIOD)
+    return render("reports/pooled_periods.sql.j2", {"slices": slices, "period": period})
 
 
 def run_report(

@@ -58,6 +58,9 @@ NO_RELEVANCE_HINT = (
     "relevance='<column>', or action='<column>' with relevance={'purchase': 3, 'view': 1}"
 )
 
+# ... and when an intent-aware measure has no subtopic judgements
+SUBTOPICS_HINT = "pass subtopics='<table of (user, subtopic, item[, relevance])>'"
+
 
 def _grades(mapping: Mapping[str, float], quote=quote_string) -> list[tuple[str, str]]:
     if not mapping:
@@ -273,6 +276,8 @@ def build_context(
         "names": {"unit": unit, "item": item, "key": key},
         "relevance": None,
     }
+    # (first: an intent-aware measure without subtopics= is told so, not that truth= is missing)
+    subtopics_ctx = _subtopics_context(recs, unit, item, subtopics, metrics, names, quote_identifier, dialect)
     ranking = [m for m in metrics if not m.definition.beyond]
     needs_relevance = bool(ranking) or any("relevance" in m.definition.needs for m in metrics)
     truth_ctx = None
@@ -304,7 +309,6 @@ def build_context(
             # every truth row is relevant with grade 1: its grade is not read (Recommenders)
             truth_ctx["relevance"] = {"kind": "constant", "column": None, "grades": [], "is_float": False}
 
-    subtopics_ctx = _subtopics_context(recs, unit, item, subtopics, metrics, names, quote_identifier, dialect)
     cutoffs = [m.k for m in metrics if not m.definition.beyond or m.definition.uses_lists]
     if not cutoffs:
         list_length = 1  # fcp alone: the lists are only read for the input checks
@@ -451,8 +455,7 @@ def _subtopics_context(
     wanting = [m for m in metrics if "subtopics" in m.definition.reads]
     if wanting and subtopics is None:
         raise ConventionError(
-            f"{', '.join(m.label for m in wanting)} needs subtopic judgements: pass "
-            "subtopics='<table of (user, subtopic, item[, relevance])>'"
+            f"{', '.join(m.label for m in wanting)} needs subtopic judgements: {SUBTOPICS_HINT}"
         )
     for m in wanting:
         if m.definition.needs_cutoff and m.k is None:
@@ -477,10 +480,18 @@ def _subtopics_context(
             )
     if subtopics is None:
         return None
+    keyed = _keyed_input(recs, unit, item, subtopics, "subtopics", names, quote)
+    # an optional `weight` column: the intent weights of p_ia, ap_ia and err_ia (normalized
+    # per unit over its subtopics with a relevant item; uniform without)
+    weight = [c for c in subtopics.columns if c.lower() == "weight"]
+    if weight:
+        col.require_numeric(subtopics, weight[0], "subtopics", "weight")
+        keyed["names"]["weight"] = weight[0]
     return {
-        **_keyed_input(recs, unit, item, subtopics, "subtopics", names, quote),
+        **keyed,
         "subtopic": quote(col.find_column(subtopics, "subtopic", "subtopics", "subtopic")),
         "relevance": _relevance(subtopics, names, "subtopics", required=False, dialect=dialect),
+        "weight": quote(weight[0]) if weight else None,
     }
 
 

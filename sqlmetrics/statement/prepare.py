@@ -90,6 +90,9 @@ def prepare(
     return GROUPED_TEMPLATE, context, *sources
 
 
+NOT_BOTH_TRUTHS = "give subtopics= or truth=, not both"  # (the command line: its options)
+
+
 def subtopic_truth(engine: Any, subtopics: Input | None, truth: Source | None) -> Source | None:
     """subtopics= resolved: the call's truth too (an item's grade is its highest over its unit's
     subtopics, ndeval's "relevant to any subtopic"), so truth= may not come with it."""
@@ -98,7 +101,7 @@ def subtopic_truth(engine: Any, subtopics: Input | None, truth: Source | None) -
     if truth is not None:
         raise ConventionError(
             "subtopics= is the truth of the call too (an item's grade: its highest over the "
-            "unit's subtopics); give subtopics= or truth=, not both"
+            f"unit's subtopics); {NOT_BOTH_TRUTHS}"
         )
     return engine.resolve(subtopics, "subtopics")
 
