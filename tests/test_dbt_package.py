@@ -82,6 +82,7 @@ def inputs():
         "CREATE TABLE subtopics AS SELECT 1 AS user_id, DATE '2026-01-01' AS day, 's1' AS subtopic, "
         "'a' AS item_id, 1 AS relevance"
     )
+    con.execute("CREATE TABLE weighted AS SELECT *, 0.25 AS weight FROM subtopics")
     con.execute("CREATE TABLE genres AS SELECT 'a' AS item_id, 'g1' AS genre, 2.0 AS weight")
     con.execute("CREATE TABLE target AS SELECT 'g1' AS genre, 1.0 AS weight")
     yield con
@@ -141,6 +142,7 @@ CASES = [
     ({"history": "history", "truth": None}, ["novelty@3", "popularity@2", "personalization@4"]),
     ({"truth": None, "subtopics": "subtopics"}, [*SUBTOPICS, "ndcg@3", "alpha_ndcg@5"]),
     ({"truth": None, "subtopics": "subtopics", "per_user": True, "threshold": 2}, SUBTOPICS),
+    ({"truth": None, "subtopics": "weighted"}, SUBTOPICS),
     ({"history": "history", "item_genres": "genres", "genre_weight": "weight", "group_target": "target",
       "baseline": "A"}, [*GROUPS, "rbo_sum@2", "ndcg@3"]),
     ({"history": "history", "item_genres": "genres", "per_user": True, "baseline": "B"}, GROUPS[:-1]),

@@ -104,6 +104,11 @@ def warehouse():
         "relevance INTEGER)"
     )
     con.executemany("INSERT INTO subtopics VALUES (?, ?, ?, ?, ?)", subtopics)
+    # ... with intent weights, one per (unit, subtopic)
+    con.execute(
+        "CREATE TABLE weighted_subtopics AS SELECT *, CASE subtopic WHEN 's0' THEN 1 WHEN 's1' THEN 2.5 "
+        "WHEN 's2' THEN 0.25 ELSE 4 END AS weight FROM subtopics"
+    )
     # the items' genres as rows (weights, some items with two genres, some with none, a 0
     # weight), awrf's target over them, and vectors of nonnegative genre weights
     con.execute(
@@ -121,9 +126,11 @@ def warehouse():
         "(range % 3 > 0)::DOUBLE, CASE WHEN range % 5 = 0 THEN 0.5 ELSE 0 END] AS features FROM range(33)"
     )
     for table in ("history", "catalog", "vectors", "subtopics", "genres", "target", "genre_vectors",
-                  "index_target"):
+                  "index_target", "weighted_subtopics"):
         features = "" if table in ("vectors", "genre_vectors") else ", 99 AS features"
         features += "" if table in ("genres", "target", "index_target") else ", 99 AS genre"
+        weighed = ("genres", "target", "index_target", "weighted_subtopics")
+        features += "" if table in weighed else ", 99 AS weight"
         con.execute(f"CREATE VIEW {table}_junk AS SELECT *, {junk}{features} FROM {table}")
     yield con
     con.close()
@@ -209,6 +216,8 @@ def _table_of(m: Macro, role: str, tables: dict[str, str]) -> str:
     """The table of an input: item_features read as genre weights, the nonnegative vectors."""
     if role == "item_features" and "genres" in m.metric.needs:
         return tables[role].replace("vectors", "genre_vectors")
+    if role == "subtopics" and m.variant == "weighted":
+        return tables[role].replace("subtopics", "weighted_subtopics")
     if role == "group_target" and "item_features" in m.inputs:
         return tables[role].replace("target", "index_target")  # (the vectors' genres: 1, 2, 3)
     return tables[role]
@@ -266,7 +275,7 @@ def test_every_macro_without_segments_equals_evaluate(warehouse, m):
     stand-in columns) against evaluate() on one day and model's lists; 1e-12. (rbo's have
     none: its systems are a "by" column.)"""
     keyed = [("recs", "recs_junk"), ("events", "events_junk"), ("history", "history_junk"),
-             ("subtopics", "subtopics_junk")]  # fmt: skip
+             ("subtopics", "subtopics_junk"), ("weighted_subtopics", "weighted_subtopics_junk")]  # fmt: skip
     keyed_tables = {table for table, _ in keyed}
     for table, source in keyed:
         model = " AND model = 'A'" if table == "recs" else ""
@@ -598,7 +607,7 @@ def test_no_macro_body_reads_a_parameter_by_accident():
         body = m.sql().split(" AS TABLE\n", 1)[1]
         inputs = {
             "truth": [module._truth_input(), module._GRADE],
-            "subtopics": [module._truth_input("subtopics"), module._GRADE],
+            "subtopics": [module._truth_input("subtopics", m.variant == "weighted"), module._GRADE],
             "history": [module._history_input()],
             "catalog": [module._catalog_input()],
             "item_features": [module._features_input()],

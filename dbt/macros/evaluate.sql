@@ -442,9 +442,17 @@
 {%- endfor -%}
 {%- if subtopics is none -%}{{ return(none) }}{%- endif -%}
 {%- set ctx = sqlmetrics._keyed_input(recs, unit, item, subtopics, 'subtopics', o, dialect, reg, partial=false) -%}
+{#- an optional `weight` column: the intent weights of p_ia, ap_ia and err_ia -#}
+{%- set weight = [] -%}
+{%- for c in subtopics.columns if c | lower == 'weight' -%}{%- do weight.append(c) -%}{%- endfor -%}
+{%- if weight -%}
+{%- do sqlmetrics._require_numeric(subtopics, weight[0], 'subtopics', 'weight', reg) -%}
+{%- do ctx.names.update({'weight': weight[0]}) -%}
+{%- endif -%}
 {%- do ctx.update({
     'subtopic': sqlmetrics.quote_identifier(sqlmetrics._find_column(subtopics, 'subtopic', 'subtopics', 'subtopic'), dialect),
-    'relevance': sqlmetrics._relevance(subtopics, o, 'subtopics', false, dialect, reg)}) -%}
+    'relevance': sqlmetrics._relevance(subtopics, o, 'subtopics', false, dialect, reg),
+    'weight': sqlmetrics.quote_identifier(weight[0], dialect) if weight else none}) -%}
 {{ return(ctx) }}
 {%- endmacro %}
 

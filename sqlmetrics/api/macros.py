@@ -73,6 +73,10 @@ _WEIGHT = "sqlmetrics_genre_weight"  # ... and its weight
 _NO_WEIGHT = "sqlmetrics_one_weight"  # genre_weight := NULL: every item_genres row weighs 1
 # subtopics' subtopic column: named as evaluate() finds it (plan.py), not a parameter's name
 _SUBTOPIC = "subtopic"
+_INTENT_WEIGHT = "weight"  # ... and its intent weights' (plan.py finds it by this name too)
+# the intent-aware measures that read the intent weights (sql/metrics/subtopics.sql.j2;
+# alpha_ndcg and nrbp are uniform): each has a variant "weighted" that reads them
+WEIGHTED = frozenset({"p_ia", "ap_ia", "err_ia"})
 
 # The parameters, as the caller names them (the body refers to no column of these names:
 # tests/test_macros.py checks it)
@@ -195,10 +199,12 @@ def _names_query(per_user: bool, metric: str) -> str:
     return f"SELECT {', '.join(names)}, NULL AS \"{metric}\" FROM {_with_stand_ins()} LIMIT 0"
 
 
-def _truth_input(role: str = "truth") -> str:
+def _truth_input(role: str = "truth", weighted: bool = False) -> str:
     """truth as the unit, the item and the raw relevance (relevance := NULL: a constant 1);
-    role "subtopics": subtopics as the call's truth (evaluate()'s), and with its subtopic."""
+    role "subtopics": subtopics as the call's truth (evaluate()'s), and with its subtopic (and,
+    weighted, its `weight` column: the intent weights)."""
     subtopic = f"COLUMNS(lambda c: c = '{_SUBTOPIC}') AS {_SUBTOPIC}, " if role == "subtopics" else ""
+    subtopic += f"COLUMNS(lambda c: c = '{_INTENT_WEIGHT}') AS {_INTENT_WEIGHT}, " if weighted else ""
     return (
         f"(SELECT {_unit_columns()}{subtopic}"
         f"COLUMNS(lambda c: c = item) AS {_ITEM}, "
@@ -356,7 +362,7 @@ class Macro:
     metric: MetricDefinition
     whole: bool  # over the whole list (a metric that takes @k, named without it)
     per_user: bool
-    variant: str = ""  # "history": the history table in place of catalog or item_features
+    variant: str = ""  # "history": the history table in place of catalog or item_features; ...
     conventions: Conventions = MACRO_CONVENTIONS
     prefix: str = PREFIX
 
@@ -443,8 +449,9 @@ class Macro:
             "item_genres": (_genres_input, {_ITEM: "VARCHAR", _GENRE: "ANY", _WEIGHT: "DOUBLE"}),
             "group_target": (_target_input, {_GENRE: "ANY", _WEIGHT: "DOUBLE"}),
             "subtopics": (
-                lambda: _truth_input("subtopics"),
-                {**unit_types, _SUBTOPIC: "ANY", _ITEM: "VARCHAR", _REL: "DOUBLE"},
+                lambda: _truth_input("subtopics", self.variant == "weighted"),
+                {**unit_types, _SUBTOPIC: "ANY", _ITEM: "VARCHAR", _REL: "DOUBLE"}
+                | ({_INTENT_WEIGHT: "DOUBLE"} if self.variant == "weighted" else {}),
             ),
         }
         for role, (query, types) in inputs.items():
@@ -517,7 +524,7 @@ class Macro:
             context["truth"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
             context["truth"]["relevance"]["column"] = _GRADE
         if subtopics is not None:
-            context["subtopics"]["names"] = {"unit": _UNIT_NAMES, "item": "item"}
+            context["subtopics"]["names"] = {"unit": _UNIT_NAMES, "item": "item", "weight": _INTENT_WEIGHT}
             context["subtopics"]["relevance"]["column"] = _GRADE
         wide = (
             metric.template in WIDE_TEMPLATES or metric.name in WIDE_METRICS or WIDE_INPUTS & set(self.inputs)
@@ -624,7 +631,9 @@ def macros(prefix: str = PREFIX, profile: str | None = None, **conventions: Any)
         else:
             # (the intent-aware measures of a cutoff need it: no whole-list form)
             whole_form = metric.needs_cutoff and "subtopics" not in metric.reads
-            forms = [(w, p, "") for w in (False, True)[: 1 + whole_form] for p in (False, True)]
+            variants = ("", "weighted") if metric.name in WEIGHTED else ("",)
+            wholes = (False, True)[: 1 + whole_form]
+            forms = [(w, p, v) for v in variants for w in wholes for p in (False, True)]
         out += [Macro(metric, whole, per_user, variant, chosen, prefix) for whole, per_user, variant in forms]
     return out
 
