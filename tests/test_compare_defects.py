@@ -377,3 +377,23 @@ def test_out_of_memory_in_the_replicates_gives_the_right_advice(tmp_path, monkey
     assert "in the replicates of test='bootstrap'" in message
     assert "partitions=N does not bound this stage" in message and "fewer replicates" in message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_duckdbs_hash_is_fmix32_at_the_edges_of_32_bits():
+    # DuckDB multiplies in one UBIGINT product where the other engines take two BIGINT ones and
+    # a split (sql/compare/hashing.sql.j2; their form is checked against the same reference by
+    # tests/test_compare_engines.py): fmix32 of the numpy reference, on the values where a
+    # product or a mask could go wrong
+    from sqlmetrics.statement.templates import environment
+    from tests.compare_reference import fmix32
+
+    values = [0, 1, 2**16 - 1, 2**16, 2**31 - 1, 2**31, 2**32 - 2, 2**32 - 1, 0x9E3779B9, 123456789]
+    text = environment().from_string(
+        "{% from 'compare/hashing.sql.j2' import mix with context %}"
+        "{{ mix('SELECT _i, _x AS _m FROM _values', '_i, ') }}"
+    ).render(dialect="duckdb")
+    assert "UBIGINT" in text
+    rows = ", ".join(f"({i}, CAST({v} AS BIGINT))" for i, v in enumerate(values))
+    con = duckdb.connect()
+    got = con.execute(f"WITH _values(_i, _x) AS (VALUES {rows}) SELECT _m FROM ({text}) ORDER BY _i").fetchall()
+    assert [g for (g,) in got] == [int(v) for v in fmix32(np.array(values, dtype=np.uint64))]
