@@ -395,5 +395,6 @@ def test_duckdbs_hash_is_fmix32_at_the_edges_of_32_bits():
     assert "UBIGINT" in text
     rows = ", ".join(f"({i}, CAST({v} AS BIGINT))" for i, v in enumerate(values))
     con = duckdb.connect()
-    got = con.execute(f"WITH _values(_i, _x) AS (VALUES {rows}) SELECT _m FROM ({text}) ORDER BY _i").fetchall()
+    query = f"WITH _values(_i, _x) AS (VALUES {rows}) SELECT _m FROM ({text}) ORDER BY _i"
+    got = con.execute(query).fetchall()
     assert [g for (g,) in got] == [int(v) for v in fmix32(np.array(values, dtype=np.uint64))]
