@@ -4,8 +4,9 @@ DuckDB keeps the per-user state of a top-n aggregate in memory (it does not spil
 with more users than memory_limit can hold is evaluated N slices of users at a time. Each
 statement reads every input but keeps only the users whose hash falls in its partition
 (sql/inputs/partition.sql.j2), and returns per group the user count and each metric's per-user
-values as a list; the combining statement (sql/partitions/combine.sql.j2) sums the lists
-exactly and divides, so the means are bit for bit those of one statement.
+values as a list, into a temporary table of the caller's connection (the engine's keep(),
+dropped by its release()); the combining statement (sql/partitions/combine.sql.j2) reads it,
+sums the lists exactly and divides, so the means are bit for bit those of one statement.
 
 A partition holds a share of the users, so more partitions than users only repeat the reads:
 `--partitions` above the number of users is refused by the command line, and the API refuses
