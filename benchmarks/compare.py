@@ -7,7 +7,8 @@ replicate stage's cost per (unit or bucket, replicate) row, extrapolated to the 
     python benchmarks/compare.py --users 1000000 --replicates 10000 --memory-limit 1500MB --partitions 4 \
         --test t,randomization,bootstrap                                 # the target
     python benchmarks/compare.py --design unpaired --users 10000000 --replicates 10000 \
-        --memory-limit 1800MB --partitions 8 --test t,bootstrap --data  # an A/B test: 5M users per arm
+        --memory-limit 1500MB --partitions 16 --test t,bootstrap --data  # an A/B test: 5M users per
+                                                  # arm; peak RSS about the limit + 300 MB
 
 Data (DuckDB tables of one connection, deterministic): recs has 10 items per (model, user)
 out of 200, scores from DuckDB's hash of (model, user, item); truth has 3 items per user with

@@ -314,7 +314,7 @@ METRICS_TWO = ["ndcg@10", "precision@5"]
 
 
 def test_the_private_connection_and_its_temporary_directory(tmp_path, monkeypatch):
-    """The replicate stage's connection: the caller's memory limit and threads, a temporary
+    """The replicate stage's connection: a share of the caller's memory limit, its threads, a temporary
     directory of its own under the system's temp (TMPDIR), at most 10x the memory limit,
     removed when the stage ends, even when it fails."""
     from sqlmetrics.stats import replicate_stage
@@ -330,12 +330,31 @@ def test_the_private_connection_and_its_temporary_directory(tmp_path, monkeypatc
         directory = setting["temp_directory"]
         assert directory.startswith(str(tmp_path / "sqlmetrics-compare-"))
         assert setting["threads"] == "1"
-        assert replicate_stage.size_setting(private, "memory_limit") == pytest.approx(200 * 10**6, rel=1e-3)
+        limit = replicate_stage.size_setting(private, "memory_limit")
+        assert limit == pytest.approx(replicate_stage.memory_share(con), rel=1e-3) and limit <= 200 * 10**6
         assert replicate_stage.size_setting(private, "max_temp_directory_size") <= 10 * 200 * 10**6
         assert os.path.isdir(directory)
         raise RuntimeError
     assert not os.path.exists(directory)
     assert con.execute("SELECT current_setting('temp_directory')").fetchall() == [(".tmp",)]
+
+
+def test_the_private_connection_gets_what_the_callers_memory_limit_leaves():
+    # both connections are in one process: the private one's limit is the caller's less what
+    # the caller's buffer pool holds and the Arrow values it reads, at least a quarter of it
+    from sqlmetrics.stats import replicate_stage
+
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '1GB'")
+    limit = replicate_stage.size_setting(con, "memory_limit")
+    empty = replicate_stage.memory_share(con)
+    assert limit - 50 * 10**6 < empty <= limit
+    con.execute("CREATE TABLE held AS SELECT range AS a, range * 2 AS b FROM range(20000000)")
+    used = con.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchall()[0][0]
+    assert used > 200 * 10**6
+    assert replicate_stage.memory_share(con) == limit - used
+    assert replicate_stage.memory_share(con, held=100 * 10**6) == limit - used - 100 * 10**6
+    assert replicate_stage.memory_share(con, held=10**10) == int(limit * replicate_stage.MIN_SHARE)
 
 
 def test_out_of_memory_in_the_replicates_gives_the_right_advice(tmp_path, monkeypatch, small):
@@ -358,3 +377,24 @@ def test_out_of_memory_in_the_replicates_gives_the_right_advice(tmp_path, monkey
     assert "in the replicates of test='bootstrap'" in message
     assert "partitions=N does not bound this stage" in message and "fewer replicates" in message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_duckdbs_hash_is_fmix32_at_the_edges_of_32_bits():
+    # DuckDB multiplies in one UBIGINT product where the other engines take two BIGINT ones and
+    # a split (sql/compare/hashing.sql.j2; their form is checked against the same reference by
+    # tests/test_compare_engines.py): fmix32 of the numpy reference, on the values where a
+    # product or a mask could go wrong
+    from sqlmetrics.statement.templates import environment
+    from tests.compare_reference import fmix32
+
+    values = [0, 1, 2**16 - 1, 2**16, 2**31 - 1, 2**31, 2**32 - 2, 2**32 - 1, 0x9E3779B9, 123456789]
+    text = environment().from_string(
+        "{% from 'compare/hashing.sql.j2' import mix with context %}"
+        "{{ mix('SELECT _i, _x AS _m FROM _values', '_i, ') }}"
+    ).render(dialect="duckdb")
+    assert "UBIGINT" in text
+    rows = ", ".join(f"({i}, CAST({v} AS BIGINT))" for i, v in enumerate(values))
+    con = duckdb.connect()
+    query = f"WITH _values(_i, _x) AS (VALUES {rows}) SELECT _m FROM ({text}) ORDER BY _i"
+    got = con.execute(query).fetchall()
+    assert [g for (g,) in got] == [int(v) for v in fmix32(np.array(values, dtype=np.uint64))]

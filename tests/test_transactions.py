@@ -85,11 +85,17 @@ def test_an_input_error_keeps_the_callers_transaction(tmp_path, what, arguments,
     con.execute("INSERT INTO work VALUES (2)")  # the transaction is still usable
     con.execute("COMMIT")
     assert con.execute("SELECT list(x ORDER BY x) FROM work").fetchall() == [([1, 2],)]
-    # nothing of the evaluation is left behind (registered frames, the problem function)
+    # nothing of the evaluation is left behind (registered frames, the problem function, the
+    # temporary table of the partitions' partial results)
     assert not con.execute(
         "SELECT function_name FROM duckdb_functions() WHERE function_name LIKE '__sqlmetrics%'"
     ).fetchall()
+    assert _temporary_tables(con) == []
     con.close()
+
+
+def _temporary_tables(con):
+    return con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
 
 
 def test_a_good_evaluation_inside_a_transaction_sees_its_uncommitted_rows(con):
@@ -99,9 +105,29 @@ def test_a_good_evaluation_inside_a_transaction_sees_its_uncommitted_rows(con):
     inside = sqlmetrics.evaluate(con, "recs", ["ndcg@2"], truth=TRUTH)
     # frames registered, partials of partitions registered, the problem function: all inside
     in_parts = sqlmetrics.evaluate(con, con.table("recs"), ["ndcg@2"], truth=TRUTH, partitions=2)
+    assert _temporary_tables(con) == []  # (the partial results' table, dropped inside it)
     con.execute("ROLLBACK")
     assert inside == in_parts == sqlmetrics.evaluate(con, GOOD_RECS, ["ndcg@2"], truth=TRUTH)
     assert con.execute("SELECT count(*) FROM recs").fetchall() == [(0,)]
+
+
+def test_compare_in_partitions_inside_a_transaction_leaves_no_table(con):
+    # the partitions' per-unit values are kept in a temporary table of the caller's connection
+    # until the comparison has read them, then dropped, inside the caller's transaction
+    recs = pa.table({"user_id": [u for u in range(6) for _ in range(2)],
+                     "model": ["A" if u % 2 else "B" for u in range(6) for _ in range(2)],
+                     "item_id": [10, 11] * 6, "score": [0.9, 0.8] * 6})  # fmt: skip
+    truth = pa.table({"user_id": list(range(6)), "item_id": [10, 11] * 3, "relevance": [1] * 6})
+    con.execute("CREATE TABLE work (x INTEGER)")
+    con.execute("BEGIN")
+    con.execute("INSERT INTO work VALUES (1)")
+    args = dict(truth=truth, by="model", baseline="A", test="bootstrap", replicates=50)
+    whole = sqlmetrics.compare(con, recs, ["ndcg@2"], **args)
+    in_parts = sqlmetrics.compare(con, recs, ["ndcg@2"], partitions=3, **args)
+    assert _temporary_tables(con) == []
+    con.execute("COMMIT")
+    assert whole == in_parts and in_parts.column("design").to_pylist() == ["unpaired"]
+    assert con.execute("SELECT list(x) FROM work").fetchall() == [([1],)]
 
 
 def test_a_glob_that_fails_while_running_says_the_transaction_was_aborted(tmp_path):

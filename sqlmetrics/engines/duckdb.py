@@ -48,6 +48,7 @@ class DuckDBEngine:
         self.files: list[tuple[str, Source]] = []  # (role, source) of each file input
         self.problem_function: str | None = None
         self.problems: list[str] = []
+        self.temporary: list[str] = []  # temporary tables of the caller's connection, see keep()
 
     def report_problems_to_python(self) -> str:
         """The name of a function for the statement's input_check to call with the problem it
@@ -113,8 +114,39 @@ class DuckDBEngine:
             return self.files[0]
         return None
 
+    def keep(self, sql: str, table: str | None = None) -> tuple[str, int]:
+        """Run the query `sql` into a temporary table of the caller's connection: a new one
+        (table=None), or appended to `table`, one that keep() made; returns the table's quoted
+        name and the rows added. The rows stay in DuckDB (within memory_limit, spilled to its
+        temporary directory beyond), not in Python; release() drops the tables. In an open
+        transaction they are part of it (dropped in it; after a failure that aborted it, the
+        caller's rollback removes them).
+
+        >>> con = duckdb.connect()
+        >>> engine = DuckDBEngine(con)
+        >>> name, rows = engine.keep("SELECT 1 AS x")
+        >>> engine.keep("SELECT 2 AS x", name)[1]
+        1
+        >>> con.execute(f"SELECT list(x ORDER BY x) FROM {name}").fetchall()
+        [([1, 2],)]
+        >>> engine.release(); con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()
+        [(0,)]
+        """
+        if table is None:
+            table = f'temp.main."__sqlmetrics_kept_{uuid.uuid4().hex}"'
+            self.temporary.append(table)
+            counted = self.run(f"CREATE TEMPORARY TABLE {table} AS SELECT * FROM ({sql}) AS _kept")
+        else:
+            counted = self.run(f"INSERT INTO {table} SELECT * FROM ({sql}) AS _kept")
+        return table, int(counted.column(0)[0].as_py()) if counted.num_rows else 0
+
     def release(self) -> None:
         self.registrations.release()
+        while self.temporary:
+            try:
+                self.con.execute(f"DROP TABLE IF EXISTS {self.temporary.pop()}")
+            except duckdb.Error:  # an aborted transaction (its rollback removes it), a closed connection
+                pass
         if self.problem_function is not None:
             try:
                 self.con.remove_function(self.problem_function)

@@ -4,8 +4,9 @@ DuckDB keeps the per-user state of a top-n aggregate in memory (it does not spil
 with more users than memory_limit can hold is evaluated N slices of users at a time. Each
 statement reads every input but keeps only the users whose hash falls in its partition
 (sql/inputs/partition.sql.j2), and returns per group the user count and each metric's per-user
-values as a list; the combining statement (sql/partitions/combine.sql.j2) sums the lists
-exactly and divides, so the means are bit for bit those of one statement.
+values as a list, into a temporary table of the caller's connection (the engine's keep(),
+dropped by its release()); the combining statement (sql/partitions/combine.sql.j2) reads it,
+sums the lists exactly and divides, so the means are bit for bit those of one statement.
 
 A partition holds a share of the users, so more partitions than users only repeat the reads:
 `--partitions` above the number of users is refused by the command line, and the API refuses
@@ -148,18 +149,18 @@ def combining_sql(
         )
         check_units(partitions, engine.run(sql).column("units")[0].as_py())
     bar = Progress(partitions, "sqlmetrics partitions") if progress else None
-    partials = []
+    table = None
     for index in range(partitions):
         label = f"partition {index + 1}"
         if bar:
             bar.start(label)
-        partial = engine.run(
-            render(template, {**context, "partition": {"count": partitions, "index": index}})
-        )
-        partials.append(partial)
+        sql = render(template, {**context, "partition": {"count": partitions, "index": index}})
+        # (the partial results stay in DuckDB, in a temporary table of the caller's connection
+        # that the engine's release() drops: per-user values held in Python as Arrow between
+        # the statements, 514 MB at 10M users, came on top of DuckDB's memory_limit)
+        table, rows = engine.keep(sql.rstrip().rstrip(";"), table)
         if bar:
-            bar.finish(label, f"{partial.num_rows} rows")
+            bar.finish(label, f"{rows} rows")
     if bar:
         bar.close()
-    combined = engine.resolve(pa.concat_tables(partials), "partials")
-    return render("partitions/combine.sql.j2", {**context, "partials": combined.sql})
+    return render("partitions/combine.sql.j2", {**context, "partials": table})
