@@ -135,7 +135,6 @@ ERRORS = [
     (["ndcg@10"], {"truth": True, "subtopics": True}, "not both"),
     (["alpha_ndcg"], {"subtopics": True}, "needs a cutoff"),
     (["p_ia"], {"subtopics": True}, "needs a cutoff"),
-    (["alpha_ndcg@101"], {"subtopics": True}, "at most 100"),
     (["alpha_nDCG(alpha=1.5)@10"], {"subtopics": True}, "between 0 and 1"),
     (["alpha_ndcg@10"], {"subtopics": True, "ties": "average"}, "ties='average'"),
 ]
