@@ -59,25 +59,49 @@ def with_weights(subtopics: pa.Table, seed: int = 0) -> pa.Table:
     return subtopics.append_column("weight", pa.array(weights, pa.float64()))
 
 
-def check_subtopics(con, spark: bool = False) -> None:
+def deep_data(seed: int):
+    """As random_data, with long lists and many relevant items, for alpha-nDCG's ideal list
+    past ndeval's depth 20 and past 100: units "q1".. with up to 130 recommended items of
+    d000..d299 (tied scores; q1 about 170, over 100 of them relevant), 1 to 6 subtopics,
+    grades -2 to 3 (below 1 not relevant), a unit of judgements all below 1 (q3), a unit
+    without judgements (q2)."""
+    rng = random.Random(seed)
+    recs, judged = [], []
+    for user in range(1, rng.randint(3, 8)):
+        qid = f"q{user}"
+        draws = 260 if user == 1 else rng.randint(1, 130)
+        docs = list(dict.fromkeys(f"d{rng.randint(0, 299):03d}" for _ in range(draws)))
+        recs += [(qid, d, float(rng.randint(0, 9))) for d in docs]
+        if user == 2:
+            continue  # a list without a judgement
+        pool = [d for d in docs if rng.random() < 0.7]
+        pool += [f"d{rng.randint(300, 349)}" for _ in range(rng.randint(0, 10))]
+        grades = (-2, -1, 0) if user == 3 else (-2, -1, 0, 1, 1, 2, 3)
+        for s in range(6 if user == 1 else rng.randint(1, 6)):
+            chosen = [d for d in dict.fromkeys(pool) if rng.random() < 0.5]
+            judged += [(qid, f"s{s}", d, rng.choice(grades)) for d in chosen]
+    recs_t = pa.table({"user_id": [r[0] for r in recs], "item_id": [r[1] for r in recs],
+                       "score": [r[2] for r in recs]})  # fmt: skip
+    columns = ("user_id", "subtopic", "item_id", "relevance")
+    return recs_t, pa.table({name: [j[i] for j in judged] for i, name in enumerate(columns)})
+
+
+def check_subtopics(con) -> None:
     """`con`'s values of every intent-aware measure equal DuckDB's, per unit and aggregated,
-    to 1e-9 (tests/test_postgres.py, tests/test_spark.py); Spark refuses alpha_ndcg."""
-    import pytest
+    to 1e-9 (tests/test_postgres.py, tests/test_spark.py); alpha-nDCG's ideal list past 100
+    positions on deep_data (per unit only: Spark takes some 20 s a call)."""
     from cross_engine import assert_close_tables
 
-    measures = [m for m in MEASURES if not (spark and m.startswith("alpha_nDCG"))]
-    cases = ((2, {}), (4, {"threshold": 2, "by": "model"}), (6, {"missing": "zero"}), (8, {"weights": True}))
-    for seed, options in cases:
-        recs, subtopics = random_data(seed)
-        if options.pop("weights", False):  # intent weights (p_ia, ap_ia, err_ia read them)
-            subtopics = with_weights(subtopics, seed)
+    deep = ["alpha_nDCG@150", "alpha_nDCG(alpha=0.25)@30", "P_IA@5"]
+    cases = [(random_data(2), MEASURES, {}), (random_data(4), MEASURES, {"threshold": 2, "by": "model"}),
+             (random_data(6), MEASURES, {"missing": "zero"}),
+             ((random_data(8)[0], with_weights(random_data(8)[1], 8)), MEASURES, {}),  # intent weights
+             (deep_data(1), deep, {})]  # fmt: skip
+    for (recs, subtopics), measures, options in cases:
         if "by" in options:
             recs = recs.append_column("model", pa.array([["A", "B"][i % 2] for i in range(len(recs))]))
-        for per_user in (True, False):
+        for per_user in (True, False) if measures is MEASURES else (True,):
             call = dict(subtopics=subtopics, per_user=per_user, **options)
             expected = sqlmetrics.evaluate(CON, recs, measures, **call)
             actual = sqlmetrics.evaluate(con, recs, measures, **call)
             assert_close_tables(actual.cast(expected.schema), expected)
-    if spark:
-        with pytest.raises(sqlmetrics.UnsupportedError, match="not computed on Spark"):
-            sqlmetrics.evaluate(con, recs, ["alpha_nDCG@5"], subtopics=subtopics)

@@ -265,4 +265,4 @@ def test_the_statement_leaves_no_dataset_to_the_jvm(spark):
 
 
 def test_intent_aware_measures_match_duckdb(spark):
-    check_subtopics(spark, spark=True)
+    check_subtopics(spark)

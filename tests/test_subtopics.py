@@ -10,11 +10,12 @@ BigQuery and Snowflake texts against DuckDB (tests/subtopic_data.py: the data, c
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import duckdb
 import pyarrow as pa
 import pytest
-from subtopic_data import MEASURES, random_data, with_weights
+from subtopic_data import MEASURES, deep_data, random_data, with_weights
 
 import sqlmetrics
 
@@ -105,6 +106,76 @@ def test_a_threshold_and_the_default_ties(seed):
         assert close(mine[(unit, own[names.index(name)])], value)
 
 
+def reference_alpha_ndcg(recs: pa.Table, subtopics: pa.Table, k: int, alpha: float = 0.5) -> dict:
+    """alpha-nDCG@k per unit (Clarke et al. 2008) written out here, the ideal list built
+    greedily as ndeval builds it (at each position the item of the largest gain, exact sums
+    by math.fsum; ties: the larger item), for any k: {unit: value} for the units with a list
+    and a judgement; the list by score, then item ascending (ties='item_asc'); relevant from
+    grade 1."""
+    lists: dict = {}
+    for row in recs.to_pylist():
+        lists.setdefault(row["user_id"], []).append((-row["score"], row["item_id"]))
+    grades: dict = {}
+    for row in subtopics.to_pylist():
+        key, g = (row["user_id"], row["subtopic"], row["item_id"]), row["relevance"]
+        grades[key] = max(grades.get(key, g), g)
+    relevant: dict = {unit: {} for unit, _, _ in grades}
+    for (unit, s, item), g in grades.items():
+        if g >= 1:
+            relevant[unit].setdefault(item, set()).add(s)
+
+    def gain(item, judged, counts):
+        return math.fsum((1 - alpha) ** counts[s] for s in judged.get(item, ()))
+
+    def dcg(order, judged):
+        counts, terms = Counter(), []
+        for i, item in enumerate(order, 1):
+            terms.append(gain(item, judged, counts) / math.log2(i + 1))
+            counts.update(judged.get(item, ()))
+        return math.fsum(terms)
+
+    out = {}
+    for unit in lists.keys() & relevant.keys():
+        judged = relevant[unit]
+        ranking = [item for _, item in sorted(lists[unit])][:k]
+        left, ideal, counts = set(judged), [], Counter()
+        while left and len(ideal) < k:
+            pick = max(left, key=lambda item: (gain(item, judged, counts), item))
+            ideal.append(pick)
+            left.remove(pick)
+            counts.update(judged[pick])
+        got = dcg(ranking, judged)
+        out[unit] = got / dcg(ideal, judged) if got > 0 else 0.0
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_reference_is_ndeval(seed):
+    """The reference above equals ndeval to its depth, 20 (pyndeval refuses deeper cutoffs)."""
+    for recs, subtopics in (random_data(seed), deep_data(seed)):
+        for k in (1, 5, 10, 20):
+            theirs = ndeval(recs, subtopics, [f"alpha_nDCG@{k}"])
+            mine = reference_alpha_ndcg(recs, subtopics, k)
+            assert {u for u, _ in theirs} == set(mine)
+            assert all(close(mine[u], v) for (u, _), v in theirs.items())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_alpha_ndcg_at_any_depth(seed):
+    """alpha_ndcg@k past ndeval's 20 and past 100, past the unit's relevant items (q1 of
+    deep_data has over 100), against the reference: long lists with tied scores, negative and
+    zero grades, a unit without a relevant judgement, several alphas in one call."""
+    recs, subtopics = deep_data(seed) if seed % 3 else random_data(seed)
+    cases = [(k, 0.5) for k in (5, 10, 20, 30, 101, 150)] + [(25, 0.25), (150, 0.25), (40, 0.7), (10, 1.0)]
+    names = [f"alpha_nDCG(alpha={a})@{k}" for k, a in cases]
+    got = ours(recs, subtopics, names, ties="item_asc")
+    for (k, a), name in zip(cases, names, strict=True):
+        expected = reference_alpha_ndcg(recs, subtopics, k, a)
+        assert {u for u, n in got if n == name} == set(expected)
+        wrong = {u: (got[(u, name)], v) for u, v in expected.items() if not close(got[(u, name)], v)}
+        assert not wrong, f"{name}: (sqlmetrics, reference) = {wrong}"
+
+
 def test_err_ia_at_1_is_normalized_as_at_every_other_cutoff():
     """ndeval leaves ERR-IA@1 without its normalization (its loop starts at the second
     position): sqlmetrics divides by N * 1, so ndeval's value is N times sqlmetrics'."""
@@ -174,7 +245,6 @@ ERRORS = [
     (["ndcg@10"], {"truth": True, "subtopics": True}, "not both"),
     (["alpha_ndcg"], {"subtopics": True}, "needs a cutoff"),
     (["p_ia"], {"subtopics": True}, "needs a cutoff"),
-    (["alpha_ndcg@101"], {"subtopics": True}, "at most 100"),
     (["alpha_nDCG(alpha=1.5)@10"], {"subtopics": True}, "between 0 and 1"),
     (["alpha_ndcg@10"], {"subtopics": True, "ties": "average"}, "ties='average'"),
 ]
@@ -209,12 +279,15 @@ def test_peer_names():
 
 @pytest.mark.parametrize("weights", [False, True], ids=["uniform", "weights"])
 @pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
-def test_bigquery_and_snowflake_text(dialect, weights):
+@pytest.mark.parametrize("deep", [False, True])
+def test_bigquery_and_snowflake_text(dialect, weights, deep):
+    """deep: alpha-nDCG's ideal list (a recursive CTE in both texts) past 100 positions."""
     sqlglot = pytest.importorskip("sqlglot")
-    recs, subtopics = random_data(8)
+    recs, subtopics = deep_data(1) if deep else random_data(8)
     if weights:
         subtopics = with_weights(subtopics)
     names = ["alpha_nDCG@5", "P_IA@5", "AP_IA", "ERR_IA@5", "NRBP"]
+    names += ["alpha_nDCG@150", "alpha_nDCG(alpha=0.25)@30"] if deep else []
     expected = sqlmetrics.evaluate(CON, recs, names, subtopics=subtopics, per_user=True)
     con = duckdb.connect()
     con.register("recs_frame", recs)

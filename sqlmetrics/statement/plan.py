@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
-from ..errors import ColumnTypeError, ConventionError, MissingColumnError, UnsupportedError
+from ..errors import ColumnTypeError, ConventionError, MissingColumnError
 from ..inputs import columns as col
 from ..inputs.identifiers import quote_identifier, quote_string
 from ..inputs.sources import Source
@@ -435,11 +435,6 @@ def _rbo_context(recs, by, baseline, labels, metrics, sql_dialect, groups) -> di
     }
 
 
-# alpha-nDCG's greedy ideal list is unrolled in the statement, one step per position: its
-# deepest cutoff (ndeval computes to 20)
-MAX_IDEAL_DEPTH = 100
-
-
 def _subtopics_context(
     recs: Source,
     unit: Sequence[str],
@@ -460,20 +455,6 @@ def _subtopics_context(
     for m in wanting:
         if m.definition.needs_cutoff and m.k is None:
             raise ConventionError(f"{m.label} needs a cutoff, for example '{m.name}@10'")
-        if m.name == "alpha_ndcg" and m.k > MAX_IDEAL_DEPTH:
-            raise ConventionError(
-                f"{m.label}: alpha_ndcg's cutoff is at most {MAX_IDEAL_DEPTH} (its greedy ideal list "
-                "is built one position at a time inside the statement)"
-            )
-        if m.name == "alpha_ndcg" and dialect == "spark":
-            # its k unrolled steps (three self-joins each) are more than Spark 4's analyzer
-            # resolves: alpha_ndcg@20 hit "Max iterations (100) reached for batch Resolution",
-            # alpha_ndcg@5 failed after 99 s of planning (2026-11-27, pyspark 4.3)
-            raise UnsupportedError(
-                f"{m.label}: alpha_ndcg is not computed on Spark (its greedy ideal list, built one "
-                "position at a time in the statement, is more than Spark's analyzer plans); use "
-                "DuckDB or PostgreSQL, or the other intent-aware measures"
-            )
         if m.param is not None and not 0 <= m.param <= 1:
             raise ConventionError(
                 f"{m.label}: its {m.definition.parameter} is between 0 and 1, got {m.param!r}"
