@@ -433,12 +433,6 @@
 {%- endif -%}
 {%- for m in wanting -%}
 {%- if m.definition.needs_cutoff and m.k is none -%}{{ sqlmetrics._fail(m.label ~ " needs a cutoff, for example '" ~ m.definition.name ~ "@10'") }}{%- endif -%}
-{%- if m.definition.name == 'alpha_ndcg' and m.k > reg.max_ideal_depth -%}
-{{ sqlmetrics._fail(m.label ~ ": alpha_ndcg's cutoff is at most " ~ reg.max_ideal_depth ~ ' (its greedy ideal list is built one position at a time inside the statement)') }}
-{%- endif -%}
-{%- if m.definition.name == 'alpha_ndcg' and dialect == 'spark' -%}
-{{ sqlmetrics._fail(m.label ~ ": alpha_ndcg is not computed on Spark (its greedy ideal list, built one position at a time in the statement, is more than Spark's analyzer plans); use DuckDB or PostgreSQL, or the other intent-aware measures") }}
-{%- endif -%}
 {%- endfor -%}
 {%- if subtopics is none -%}{{ return(none) }}{%- endif -%}
 {%- set ctx = sqlmetrics._keyed_input(recs, unit, item, subtopics, 'subtopics', o, dialect, reg, partial=false) -%}

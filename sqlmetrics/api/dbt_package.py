@@ -441,7 +441,6 @@ def data_macro() -> str:
         "choices": CHOICES,
         "negatable": _NEGATABLE,
         "max_cutoff": MAX_CUTOFF,
-        "max_ideal_depth": plan.MAX_IDEAL_DEPTH,
         "whole_list_from": WHOLE_LIST_FROM,
         "defaults": dataclasses.asdict(Conventions()),
         "any_truth_row": ANY_TRUTH_ROW,

@@ -2,9 +2,9 @@
     statement written for each dialect, compiled on any adapter (tests/test_dbt_package.py
     compares each with sqlmetrics.sql(..., dialect=<dialect>)). -#}
 
-{#- the intent-aware measures (alpha_ndcg is not computed on Spark: not here) -#}
+{#- the intent-aware measures (alpha_ndcg past 100 positions: a fold or a recursive CTE) -#}
 {% macro intent_text(dialect) -%}
-{{ return(sqlmetrics.sql(ref('recommendations'), ['p_ia@10', 'ap_ia', 'err_ia@10', 'nrbp', 'ndcg@10'], {
+{{ return(sqlmetrics.sql(ref('recommendations'), ['alpha_ndcg@150', 'p_ia@10', 'ap_ia', 'err_ia@10', 'nrbp', 'ndcg@10'], {
     'subtopics': ref('subtopic_judgements'), 'by': ['model'], 'user': ['user_id', 'day'],
     'dialect': dialect})) }}
 {%- endmacro %}
