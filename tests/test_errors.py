@@ -118,11 +118,18 @@ def test_bad_values_in_recs(con, column, value, message):
         ("relevance", -math.inf, "^truth .* has a NaN or infinite relevance for user_id = 1$"),
     ],
 )
-@pytest.mark.parametrize("form", ["one aggregation", "grouped by item", "average ties"])
+@pytest.mark.parametrize(
+    "form", ["one aggregation", "one aggregation, combined", "grouped by item", "average ties"]
+)
 def test_bad_values_in_truth(con, column, value, message, form):
-    # DuckDB reads the truth in one aggregation where no rows of an item combine, else grouped
-    # by (user, item) first (inputs/truth_tables.sql.j2): the same checks, the same messages
-    options = {"grouped by item": {"truth_duplicates": "max"}, "average ties": {"ties": "average"}}
+    # DuckDB reads the truth in one aggregation where no grades add up (the repeated items of
+    # truth_duplicates='max' combined after it), else grouped by (user, item) first
+    # (inputs/truth_tables.sql.j2): the same checks, the same messages
+    options = {
+        "one aggregation, combined": {"truth_duplicates": "max"},
+        "grouped by item": {"truth_duplicates": "sum"},
+        "average ties": {"ties": "average"},
+    }
     data = {**TRUTH.to_pydict(), "relevance": [1.0, 1.0]}
     data[column][0] = value
     for name, frame in (("recs_t", RECS), ("truth_t", pa.table(data))):
@@ -130,7 +137,8 @@ def test_bad_values_in_truth(con, column, value, message, form):
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
         con.unregister("frame")
     text = sqlmetrics.sql(con, "recs_t", ["ndcg@10"], truth="truth_t", **options.get(form, {}))
-    assert ("truth_items AS" in text) == (form != "one aggregation")
+    assert ("truth_items AS" in text) == (not form.startswith("one aggregation"))
+    assert ("_by_item" in text) == (form == "one aggregation, combined")
     with pytest.raises(sqlmetrics.InvalidDataError, match=message):
         evaluate(con, truth=pa.table(data), **options.get(form, {}))
 
