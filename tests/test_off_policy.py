@@ -221,6 +221,19 @@ def test_the_screen_passes_every_problem_to_the_checks(log, options, message):
         assert (screened > 0) is suspected
 
 
+def test_a_long_slate_whose_positions_start_late_is_an_error():
+    """Positions 53..112: no position adds to the screen's sum of powers of two (it reads
+    positions 1 to 52), so only its length makes the screen suspect the slate."""
+    n = 60
+    log = pa.table({"user_id": [1] * n, "item_id": [f"i{k}" for k in range(n)],
+                    "position": list(range(53, 53 + n)), "pscore_item_position": [0.5] * n,
+                    "reward": [1] * n})
+    target = pa.table({"user_id": [1] * n, "item_id": [f"i{k}" for k in range(n)],
+                       "score": [float(n - k) for k in range(n)]})
+    with pytest.raises(InvalidDataError, match="the positions of user_id = 1 are not 1, 2"):
+        quiet(duckdb.connect(), log, ["iips"], target=target)
+
+
 def test_repeated_positions_in_short_and_long_slates():
     """The positions check without a count of distinct positions: a repeat between the smallest
     and the largest position, in a slate of 3 and in one longer than 52 (counted), and a valid
