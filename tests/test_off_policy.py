@@ -3,6 +3,7 @@ on random logs with exact Plackett-Luce propensities, and its errors."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
@@ -179,6 +180,58 @@ def test_invalid_inputs(changes, estimators, error, message):
         off_policy(duckdb.connect(), small_log(**changes), estimators, target=TARGET)
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("log", "options", "message"),
+    [
+        (small_log(), {"target": pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
+                                           "score": [2, None, 2, 1]})},
+         "target: an item of user_id = 1 has two rows or a NULL score"),
+        (small_log(item_id=["a", None, "b", "a"]), {"target": TARGET},
+         "impressions: an item is shown twice in the slate of user_id = 1"),
+        (small_log(position=[1, None, 1, 2]), {"target": TARGET},
+         "impressions: position None for user_id = 1: positions start at 1"),
+        (small_log(tp=[0.5, 1.5, 0.5, 0.5]), {"target_pscore_item_position": "tp"},
+         "impressions: target_pscore_item_position = 1.5 for user_id = 1, position = 2: a target "
+         "propensity must be in [0, 1]"),
+    ],
+)
+def test_the_screen_passes_every_problem_to_the_checks(log, options, message):
+    """off_policy() runs checks.sql.j2 (which words the error) only where the cheap screen
+    (screen.sql.j2) suspects a problem: each problem of the checks is suspected, clean
+    inputs are not (the cases above the ones of test_invalid_inputs and
+    test_duplicate_rewards_and_target_rows)."""
+    from sqlmetrics.engines import for_connection
+    from sqlmetrics.statement.templates import render
+    from sqlmetrics.stats.off_policy import _context
+
+    con = duckdb.connect()
+    with pytest.raises(InvalidDataError) as info:
+        off_policy(con, log, ["iips"], **options)
+    assert message in str(info.value)
+    engine = for_connection(con, describe_only=False)
+    defaults = {name: p.default for name, p in inspect.signature(off_policy).parameters.items()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    clean = {**defaults, **options, "target": TARGET if "target" in options else None}
+    cases = ((log, {**defaults, **options}, True), (small_log(tp=[0.5] * 4), clean, False))
+    for data, keywords, suspected in cases:
+        context = _context(engine, "duckdb", data, ["iips"], keywords)[0]
+        screened = engine.run(render("off_policy/screen.sql.j2", context)).column(0)[0].as_py()
+        assert (screened > 0) is suspected
+
+
+def test_a_long_slate_whose_positions_start_late_is_an_error():
+    """Positions 53..112: no position adds to the screen's sum of powers of two (it reads
+    positions 1 to 52), so only its length makes the screen suspect the slate."""
+    n = 60
+    log = pa.table({"user_id": [1] * n, "item_id": [f"i{k}" for k in range(n)],
+                    "position": list(range(53, 53 + n)), "pscore_item_position": [0.5] * n,
+                    "reward": [1] * n})
+    target = pa.table({"user_id": [1] * n, "item_id": [f"i{k}" for k in range(n)],
+                       "score": [float(n - k) for k in range(n)]})
+    with pytest.raises(InvalidDataError, match="the positions of user_id = 1 are not 1, 2"):
+        quiet(duckdb.connect(), log, ["iips"], target=target)
 
 
 def test_repeated_positions_in_short_and_long_slates():

@@ -156,9 +156,7 @@ def off_policy(
                 ) from None
         for checked in (context, other_context):
             if checked is not None:
-                role = "target" if checked is context else "baseline"
-                found = engine.run(render("off_policy/checks.sql.j2", checked))
-                _raise_problem(found, keys, imp_position, role)
+                _check(engine, checked, keys, imp_position, "target" if checked is context else "baseline")
         result = with_exact_sums(
             lambda form: engine.run(render("off_policy/off_policy.sql.j2", {**context, "exact_sums": form}))
         )
@@ -510,6 +508,14 @@ def _position_weights(position_weights: str | Sequence[float]) -> dict[str, Any]
             f"position_weights= as a list needs finite numbers (position 1 first), got {position_weights!r}"
         )
     return {"kind": "list", "values": [repr(float(v)) for v in values]}
+
+
+def _check(engine: Any, context: dict[str, Any], keys: list[str], position: str, role: str) -> None:
+    """The input checks: the cheap screen (sql/off_policy/screen.sql.j2), and where it suspects
+    a problem, the statement that finds the first one (checks.sql.j2), worded as an error."""
+    suspect = engine.run(render("off_policy/screen.sql.j2", context)).column(0)[0].as_py()
+    if suspect:
+        _raise_problem(engine.run(render("off_policy/checks.sql.j2", context)), keys, position, role)
 
 
 def _raise_problem(found: pa.Table, keys: list[str], position: str, role: str = "target") -> None:
