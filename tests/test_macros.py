@@ -305,12 +305,12 @@ def test_beyond_macro_cutoff_is_read(warehouse):
         warehouse.sql(call.format(0)).fetchall()
 
 
-@pytest.mark.parametrize("k", [1, 7, 20])
+@pytest.mark.parametrize("k", [1, 7, 20, 150])
 @pytest.mark.parametrize("name", ["alpha_ndcg", "err_ia", "p_ia"])
 def test_intent_aware_cutoffs(warehouse, name, k):
-    """The intent-aware measures at other cutoffs (alpha_ndcg's ideal list unrolled to 20
-    positions, read to k; err_ia's normalization summed to k in the statement) equal
-    evaluate()'s (1e-12), and k changes the number."""
+    """The intent-aware measures at other cutoffs (alpha_ndcg's ideal list a fold to the call's
+    k, past ndeval's 20 and past 100; err_ia's normalization summed to k in the statement)
+    equal evaluate()'s (1e-12), and k changes the number."""
     call = (
         f"SELECT * FROM sqlmetrics_{name}('recommendations', 'subtopics', k := {{}}, "
         "\"by\" := ['model'], \"user\" := ['user_id', 'day'])"
@@ -521,8 +521,8 @@ BAD_CALLS = [
      "sqlmetrics_ndcg: \"user\" names 1 to 2 columns"),
     ("sqlmetrics_ndcg('recommendation', 'graded')", "recommendation does not exist"),
     # the intent-aware measures, the measures over item groups, rbo
-    ("sqlmetrics_alpha_ndcg('recommendations', 'subtopics', k := 21, \"user\" := ['user_id', 'day'])",
-     "sqlmetrics_alpha_ndcg: k must be an integer from 1 to 20, got 21"),
+    ("sqlmetrics_alpha_ndcg('recommendations', 'subtopics', k := 0, \"user\" := ['user_id', 'day'])",
+     "sqlmetrics_alpha_ndcg: k must be an integer from 1 to 100000, got 0"),
     ("sqlmetrics_p_ia('recommendations', 'graded', \"user\" := ['user_id', 'day'])",
      "(c = 'subtopic')"),
     ("sqlmetrics_rbo('recommendations', \"by\" := ['model'], \"user\" := ['user_id', 'day'])",

@@ -108,21 +108,16 @@ class _Parameter:
     """A macro parameter where the templates expect a number (k, beta): renders as its name,
     and adds up as SQL (top_k.sql.j2 asks for k + 2 candidates)."""
 
-    def __init__(self, sql: str, bound: int | None = None) -> None:
+    def __init__(self, sql: str) -> None:
         self.sql = sql
-        # the largest value the macro's checks let it take, for a template that counts up to
-        # it (`k | int`: alpha_ndcg's greedy ideal list, unrolled one step per position, to
-        # the bound; the steps past k are read by no metric)
-        self.bound = bound
 
     def __str__(self) -> str:
         return self.sql
 
     def __int__(self) -> int:
-        if self.bound is None:
-            # (no TypeError: Jinja's int filter would read it as 0)
-            raise RuntimeError(f"the macro parameter {self.sql} has no largest value to count to")
-        return self.bound
+        # a template that counts up to a parameter fails loudly (Jinja's int filter would
+        # read a TypeError as 0)
+        raise RuntimeError(f"the macro parameter {self.sql} has no value to count to")
 
     def __add__(self, other: Any) -> _Parameter:
         return _Parameter(f"({self.sql} + {other})")
@@ -306,11 +301,6 @@ def _baseline_check(name: str) -> str:
     )
 
 
-# alpha_ndcg's largest cutoff in a macro: its greedy ideal list is unrolled one step per
-# position up to it, whatever k is (ndeval's default depth)
-ALPHA_NDCG_MACRO_CUTOFF = 20
-
-
 # The inputs (table parameters) a beyond-accuracy macro takes besides recs, by what its metric
 # needs (registry.py); variant "history": the history in place of catalog= (its items) and of
 # item_features= (similarity from co-occurrence), as evaluate() without them
@@ -392,7 +382,7 @@ class Macro:
 
     @property
     def largest_cutoff(self) -> int:
-        return ALPHA_NDCG_MACRO_CUTOFF if self.metric.name == "alpha_ndcg" else MAX_MACRO_CUTOFF
+        return MAX_MACRO_CUTOFF
 
     def checks(self) -> str:
         """What fails a bad call before any row is read on: k, and the lists' columns."""
@@ -493,8 +483,7 @@ class Macro:
             group_target=sources["group_target"],
         )
         column = f'"{metric.name}"'
-        bound = self.largest_cutoff if metric.name == "alpha_ndcg" else None
-        cutoff = _Parameter("k", bound)
+        cutoff = _Parameter("k")
         if metric.beyond:
             beyond = context["beyond"]
             (entry,) = beyond["metrics"]
