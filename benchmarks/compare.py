@@ -147,8 +147,9 @@ def main() -> None:
     for test in ("randomization", "bootstrap"):
         if test in results and "t" in results:
             # the randomization test's rows are units x replicates; the bootstrap's are its
-            # occupied buckets (of 2^16) x replicates
-            count = units if test == "randomization" else buckets
+            # occupied buckets (paired: of 2^16; unpaired: of 2^15 per arm) x replicates
+            count = buckets if args.design != "unpaired" else arm_buckets
+            count = units if test == "randomization" else count
             rows, target = count(args.users) * args.replicates, count(1_000_000) * 10_000
             wall = (results[test]["wall"] - results["t"]["wall"]) / rows
             cpu = (results[test]["cpu"] - results["t"]["cpu"]) / rows
@@ -165,9 +166,14 @@ def units(n: int) -> float:
     return n
 
 
-def buckets(n: int) -> float:
-    """The expected number of occupied buckets when n units are hashed into 2^16."""
-    return 2**16 * -math.expm1(-n / 2**16)
+def buckets(n: int, size: int = 2**16) -> float:
+    """The expected number of occupied buckets when n units are hashed into `size`."""
+    return size * -math.expm1(-n / size)
+
+
+def arm_buckets(n: int) -> float:
+    """The unpaired bootstrap's: two arms of n / 2 units, each in 2^15 buckets."""
+    return 2 * buckets(n / 2, 2**15)
 
 
 if __name__ == "__main__":

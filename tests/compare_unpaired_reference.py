@@ -35,8 +35,13 @@ def permutation_p(units1, x, units0, y, seed: int, replicates: int) -> float:
     return min(1.0, 2 * (1 + min(at_most, at_least)) / (1 + replicates))
 
 
-def bootstrap(units1, x, units0, y, seed: int, replicates: int, confidence: float, buckets: int = 2**16):
-    """Independent bucketed Poisson bootstraps of the two sides: side s's bucket g has the hash
+# the documented number of buckets per arm (docs/compare.md: 2^15, half the paired design's)
+BUCKETS_PER_ARM = 2**15
+
+
+def bootstrap(units1, x, units0, y, seed: int, replicates: int, confidence: float, *, buckets: int):
+    """Independent bucketed Poisson bootstraps of the two sides: side s's units in B = buckets
+    buckets g = a(u) mod B (BUCKETS_PER_ARM as documented), bucket g with the hash
     c = mix((g + B s) xor seed); delta*_r = T1 / W1 - T0 / W0 (in units of 2^-e, e the
     comparison's: scaled())."""
     q1, q0, e = scaled(x, y)

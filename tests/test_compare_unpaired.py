@@ -195,7 +195,7 @@ def test_replicates_against_numpy_reference(ab, test):
             welch = scipy.stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.95)
             assert (r["ci_low"], r["ci_high"]) == pytest.approx((welch.low, welch.high), abs=1e-12)
         else:
-            p, lo, hi = uref.bootstrap(u1, x, u0, y, 11, 300, 0.95)
+            p, lo, hi = uref.bootstrap(u1, x, u0, y, 11, 300, 0.95, buckets=uref.BUCKETS_PER_ARM)
             assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-12)
 
 
@@ -227,13 +227,13 @@ def test_replicates_do_not_depend_on_the_scale_of_the_values(ab, test):
             if test == "randomization":
                 assert row["p_value"] == pytest.approx(uref.permutation_p(u1, x, u0, y, 3, 200), abs=1e-12)
             else:
-                p, lo, hi = uref.bootstrap(u1, x, u0, y, 3, 200, 0.95)
+                p, lo, hi = uref.bootstrap(u1, x, u0, y, 3, 200, 0.95, buckets=uref.BUCKETS_PER_ARM)
                 assert (row["p_value"], row["ci_low"], row["ci_high"]) == pytest.approx((p, lo, hi), rel=1e-9)
 
 
 @pytest.mark.parametrize("buckets", [1, 16])
 def test_bootstrap_buckets_of_many_units_against_numpy_reference(ab, monkeypatch, buckets):
-    monkeypatch.setattr(sqlmetrics.stats.draws, "BOOTSTRAP_BUCKETS", buckets)
+    monkeypatch.setattr(sqlmetrics.stats.draws, "UNPAIRED_BOOTSTRAP_BUCKETS", buckets)
     con, recs, truth, values = ab
     out = sqlmetrics.compare(con, recs, ["ndcg@10"], truth=truth, by="model", baseline="A",
                              test="bootstrap", replicates=200, seed=2)  # fmt: skip
@@ -390,7 +390,7 @@ def test_cuped_against_numpy_reference(ab, test):
         elif test == "randomization":
             assert r["p_value"] == pytest.approx(uref.permutation_p(u1, a1, u0, a0, 4, 200), abs=1e-12)
         else:
-            p, lo, hi = uref.bootstrap(u1, a1, u0, a0, 4, 200, 0.95)
+            p, lo, hi = uref.bootstrap(u1, a1, u0, a0, 4, 200, 0.95, buckets=uref.BUCKETS_PER_ARM)
             assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-9)
     ndcg = [r for r in out.to_pylist() if r["metric"] == "ndcg@10"]
     assert all(r["variance_reduction"] > 0.3 for r in ndcg)  # a covariate of the metric itself
@@ -459,7 +459,8 @@ def test_units_of_several_key_columns_and_text_keys(ab):
         u1, x = side(values, system, metric)
         u0, y = side(values, "A", metric)
         # the draws hash the key columns' texts joined by '|'
-        p, lo, hi = uref.bootstrap([f"{u}|mon" for u in u1], x, [f"{u}|mon" for u in u0], y, 0, 100, 0.95)
+        keys1, keys0 = [f"{u}|mon" for u in u1], [f"{u}|mon" for u in u0]
+        p, lo, hi = uref.bootstrap(keys1, x, keys0, y, 0, 100, 0.95, buckets=uref.BUCKETS_PER_ARM)
         assert (r["p_value"], r["ci_low"], r["ci_high"]) == pytest.approx((p, lo, hi), abs=1e-12)
 
 

@@ -61,7 +61,7 @@ COMPARE_TEMPLATE = "compare/sql_columns.sql.j2"
 COMPARE_KEYS = (
     "dialect", "within", "systems", "units", "metrics", "test", "unpaired_test", "design_gate",
     "covariate", "replicates", "seed", "digit_places", "poisson_thresholds", "bootstrap_buckets",
-    "quantiles", "small_sample", "exact_sums", "per_user_sql",
+    "unpaired_bootstrap_buckets", "quantiles", "small_sample", "exact_sums", "per_user_sql",
 )  # fmt: skip
 
 # The context's keys (plan.build_context's, with exact_sums), set as variables of the macro

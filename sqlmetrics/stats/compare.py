@@ -40,8 +40,9 @@ from .draws import digit_places, poisson_thresholds
 from .replicate_stage import compare_in_batches
 
 TESTS = ("t", "wilcoxon", "mannwhitney", "randomization", "bootstrap")
-# each replicate is a pass over the units (randomization) or the 65,536 buckets (bootstrap) of
-# every comparison: 10,000 take about 40 s at 1M users (docs/compare.md), 100,000 ten times that
+# each replicate is a pass over the units (randomization) or the 65,536 buckets (bootstrap; the
+# unpaired design's two arms 32,768 each) of every comparison: 10,000 take about 40 s at 1M
+# users (docs/compare.md), 100,000 ten times that
 MAX_REPLICATES = 100_000
 REPLICATES_COST = (
     " (each replicate is one more pass over the units or buckets of every comparison: 10,000 "
@@ -91,9 +92,9 @@ def compare(
     lists is paired with 0). test: "t" (paired Student t or Welch's t, and their intervals),
     "wilcoxon" (paired: signed ranks, t interval), "mannwhitney" (unpaired: Mann-Whitney U,
     Welch interval), "randomization" (paired sign flips, or a two-sample permutation of the
-    arm labels; t/Welch interval) or "bootstrap" (a Poisson bootstrap of the units, paired or
-    independent per arm, in 2^16 hashed buckets: percentile interval and p); the last two draw
-    `replicates` replicates in SQL from a hash of (seed, replicate, unit or bucket).
+    arm labels; t/Welch interval) or "bootstrap" (a Poisson bootstrap of the units, paired in
+    2^16 hashed buckets or independent per arm in 2^15 each: percentile interval and p); the
+    last two draw `replicates` replicates in SQL from a hash of (seed, replicate, unit or bucket).
     correction ("holm", "bonferroni", "bh", None) adjusts the p-values of all rows together.
     within: further columns to compare inside each of their segments separately.
     covariate (unpaired): an input with the unit's key columns and one numeric column, for
@@ -210,6 +211,7 @@ def compare(
             "digit_places": digit_places(replicates),
             "poisson_thresholds": poisson_thresholds(),
             "bootstrap_buckets": draws.BOOTSTRAP_BUCKETS,
+            "unpaired_bootstrap_buckets": draws.UNPAIRED_BOOTSTRAP_BUCKETS,
             "quantiles": quantiles,
             "small_sample": significance.SMALL_SAMPLE,
         }

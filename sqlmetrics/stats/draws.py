@@ -9,6 +9,9 @@ from math import floor
 # the bootstrap resamples the units in this many hashed buckets (a power of two): each replicate
 # costs this many rows at most, whatever the number of units (sql/compare/draws.sql.j2)
 BOOTSTRAP_BUCKETS = 2**16
+# the unpaired bootstrap's buckets per arm (sql/compare/unpaired_draws.sql.j2): half the paired
+# design's, so that both arms together hold as many as its one set, and a replicate as many rows
+UNPAIRED_BOOTSTRAP_BUCKETS = BOOTSTRAP_BUCKETS // 2
 POISSON_MAX = 12  # weights 0..12; P(Poisson(1) > 11) is 1e-9, below the 2^-32 grid's reach
 
 
