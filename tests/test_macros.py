@@ -617,7 +617,7 @@ def test_no_macro_body_reads_a_parameter_by_accident():
         meant_parts = [
             module._recs_input(m.per_user, m.checks()),
             module._names_query(m.per_user, m.metric.name),
-            *([] if m.against_baseline else [module._PLAIN]),
+            *([] if m.against_baseline else [module._plain(s) for s in range(module.PLAIN_SEGMENTS + 1)]),
         ]
         for role in m.inputs[1:]:
             meant_parts += inputs[role]
