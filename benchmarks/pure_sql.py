@@ -53,7 +53,7 @@ def main() -> int:
     parser.add_argument("--data", help="a directory of generate.py (recs.parquet, truth.parquet)")
     parser.add_argument("--users", type=int, default=2000, help="without --data: generate this many")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", help="the calls to run, by their number in CALLS (0-based, comma-separated)")
+    parser.add_argument("--only", help="the calls to run: numbers in CALLS, from 0, comma-separated")
     parser.add_argument("--bound", type=float, default=None, help="exit 1 above this median ratio")
     args = parser.parse_args()
     data = Path(args.data) if args.data else Path(tempfile.mkdtemp()) / f"{args.users}u"
