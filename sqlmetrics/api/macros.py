@@ -17,8 +17,9 @@ fills from the macro's parameters (see _recs_input and _truth_input), with the c
 set_F's beta) left as the macro's parameter. The conventions are trec_eval's defaults, with
 truth_duplicates='max' (an event log's repeated rows count once, at their highest grade), or
 those given to macros() (a variant of the file, its names under another prefix). Each macro
-holds the statement twice: over every segment and unit column, and over the unit's first
-column alone (no segment), picked by a condition DuckDB folds at the call (Macro.sql()).
+holds the statement three times: over every segment and unit column, and over the unit's first
+column alone with no segment or with the first segment column, picked by conditions DuckDB
+folds at the call (Macro.sql()).
 """
 
 from __future__ import annotations
