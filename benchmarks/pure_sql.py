@@ -35,10 +35,12 @@ import duckdb
 import sqlmetrics
 
 CALLS = [
-    # (macro call, evaluate()'s metric)
-    ("SELECT * FROM sqlmetrics_ndcg('recs', 'truth', k := 10)", "ndcg@10"),
-    ("SELECT * FROM sqlmetrics_map('recs', 'truth', k := 10)", "map@10"),
-    ("SELECT * FROM sqlmetrics_recall_per_user('recs', 'truth', k := 20)", "recall@20"),
+    # (macro call, evaluate()'s metric, its segment: evaluate()'s by=)
+    ("SELECT * FROM sqlmetrics_ndcg('recs', 'truth', k := 10)", "ndcg@10", None),
+    ("SELECT * FROM sqlmetrics_map('recs', 'truth', k := 10)", "map@10", None),
+    ("SELECT * FROM sqlmetrics_recall_per_user('recs', 'truth', k := 20)", "recall@20", None),
+    # a segment: the model (two systems, each user's list from one of them)
+    ("SELECT * FROM sqlmetrics_ndcg('recs', 'truth', k := 10, \"by\" := ['model'])", "ndcg@10", ["model"]),
 ]
 
 
@@ -51,6 +53,7 @@ def main() -> int:
     parser.add_argument("--data", help="a directory of generate.py (recs.parquet, truth.parquet)")
     parser.add_argument("--users", type=int, default=2000, help="without --data: generate this many")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", help="the calls to run: numbers in CALLS, from 0, comma-separated")
     parser.add_argument("--bound", type=float, default=None, help="exit 1 above this median ratio")
     args = parser.parse_args()
     data = Path(args.data) if args.data else Path(tempfile.mkdtemp()) / f"{args.users}u"
@@ -59,23 +62,30 @@ def main() -> int:
         subprocess.run([sys.executable, str(generate), "--users", str(args.users), "--out", str(data)],
                        check=True, capture_output=True)  # fmt: skip
     con = duckdb.connect()
-    con.execute(f"CREATE TABLE recs AS SELECT * FROM '{data / 'recs.parquet'}'")
+    # (with a segment column: the model, 'a' for the even users, 'b' for the odd)
+    con.execute(
+        "CREATE TABLE recs AS SELECT *, CASE WHEN user_id % 2 = 0 THEN 'a' ELSE 'b' END AS model "
+        f"FROM '{data / 'recs.parquet'}'"
+    )
     con.execute(f"CREATE TABLE truth AS SELECT * FROM '{data / 'truth.parquet'}'")
     rows = con.execute("SELECT count(*) FROM recs").fetchall()[0][0]
     sqlmetrics.install_macros(con)
     failed = False
     print(f"{rows:,} recommendation rows; median (minimum) of {args.repeat} runs each; {_load()}")
-    for query, metric in CALLS:
+    only = args.only.split(",") if args.only else None
+    for number, (query, metric, by) in enumerate(CALLS):
+        if only is not None and str(number) not in only:
+            continue
         per_user = "_per_user" in query
         sides = {
             # the macro call, as a user runs it: executed, its result as Arrow
             "macro": lambda q=query: _arrow(con, q),
-            "evaluate": lambda m=metric, p=per_user: sqlmetrics.evaluate(
-                con, "recs", [m], truth="truth", per_user=p
+            "evaluate": lambda m=metric, p=per_user, b=by: sqlmetrics.evaluate(
+                con, "recs", [m], truth="truth", per_user=p, by=b
             ),
             # ... and with the macros' own convention (an event log's repeats once)
-            "max": lambda m=metric, p=per_user: sqlmetrics.evaluate(
-                con, "recs", [m], truth="truth", per_user=p, truth_duplicates="max"
+            "max": lambda m=metric, p=per_user, b=by: sqlmetrics.evaluate(
+                con, "recs", [m], truth="truth", per_user=p, by=b, truth_duplicates="max"
             ),
         }
         names = list(sides)
@@ -96,7 +106,7 @@ def main() -> int:
             for a, b in zip(sorted(got), sorted(want), strict=True)
         )
         verdict = "" if same else "  NUMBERS DIFFER"
-        label = f"{metric:10} {'per user' if per_user else 'means':8}"
+        label = f"{metric:10} {'per user' if per_user else 'means':8} {'by ' + ','.join(by) if by else ''}"
         for kind, times in (("wall", wall), ("CPU", cpu)):
             med = {n: statistics.median(times[n]) for n in names}
             paired = {
@@ -105,7 +115,7 @@ def main() -> int:
             }
             shown = {n: f"{med[n]:.3f} ({min(times[n]):.3f}) s" for n in names}
             ratios = {n: f"ratio {med['macro'] / med[n]:.3f} (paired {paired[n]:.3f})" for n in names[1:]}
-            print(f"{label if kind == 'wall' else '':19} {kind:4}  macro {shown['macro']}"
+            print(f"{label if kind == 'wall' else '':28} {kind:4}  macro {shown['macro']}"
                   f"  evaluate {shown['evaluate']}  {ratios['evaluate']}"
                   f"  evaluate(truth_duplicates='max') {shown['max']}  {ratios['max']}{verdict}")  # fmt: skip
         ratio = statistics.median(wall["macro"]) / statistics.median(wall["evaluate"])

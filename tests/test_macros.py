@@ -269,29 +269,35 @@ def test_every_beyond_macro_equals_evaluate(warehouse, m):
     assert list(got[0]) == (["model", "user_id", "day"] if m.per_user else [*by, "users"]) + [m.metric.name]
 
 
+@pytest.mark.parametrize("segment", [[], ["model"]], ids=["no segment", "by model"])
 @pytest.mark.parametrize("m", [m for m in macros() if not m.against_baseline], ids=lambda m: m.name)
-def test_every_macro_without_segments_equals_evaluate(warehouse, m):
-    """The plain variant of each macro (no "by", one "user" column: the statement without the
-    stand-in columns) against evaluate() on one day and model's lists; 1e-12. (rbo's have
-    none: its systems are a "by" column.)"""
+def test_every_macro_plain_variant_equals_evaluate(warehouse, m, segment):
+    """The plain variants of each macro (one "user" column, and no "by" or one "by" column:
+    the statement without the stand-in columns) against evaluate() on one day's lists (of
+    model A without a segment, of both models by model); 1e-12, and the columns in
+    evaluate()'s order. (rbo's have none: its systems are a "by" column.)"""
     keyed = [("recs", "recs_junk"), ("events", "events_junk"), ("history", "history_junk"),
              ("subtopics", "subtopics_junk"), ("weighted_subtopics", "weighted_subtopics_junk")]  # fmt: skip
     keyed_tables = {table for table, _ in keyed}
     for table, source in keyed:
-        model = " AND model = 'A'" if table == "recs" else ""
+        model = " AND model = 'A'" if table == "recs" and not segment else ""
         view = f"CREATE OR REPLACE TEMP VIEW plain_{table} AS SELECT * FROM {source}"
         warehouse.execute(f"{view} WHERE day = 1{model}")
     plain = {role: f"plain_{table}" for role, table in BEYOND_TABLES.items() if table in keyed_tables}
     tables = {**BEYOND_TABLES, **plain}
-    call, keywords = _call_of(m, "plain_recs", tables)
+    by = f"\"by\" := {segment}, \"user\" := ['user_id']"
+    call, keywords = _call_of(m, "plain_recs", tables, by)
     got = _macro_rows(warehouse, call)
     label = _label(m, 4)
     expected = sqlmetrics.evaluate(
-        warehouse, "plain_recs", [label], truth_duplicates="max", per_user=m.per_user, **keywords
-    ).to_pylist()
+        warehouse, "plain_recs", [label], truth_duplicates="max", per_user=m.per_user, by=segment or None,
+        **keywords,
+    ).to_pylist()  # fmt: skip
     expected = [{(m.metric.name if c == label else c): v for c, v in r.items()} for r in expected]
-    _same(got, expected, ["user_id"] if m.per_user else [])
-    assert list(got[0]) == (["user_id", m.metric.name] if m.per_user else ["users", m.metric.name])
+    key = segment + (["user_id"] if m.per_user else [])
+    _same(got, expected, key)
+    assert len({tuple(r[c] for c in segment) for r in got}) == (2 if segment else 1)
+    assert list(got[0]) == key + ([] if m.per_user else ["users"]) + [m.metric.name]
 
 
 def test_beyond_macro_cutoff_is_read(warehouse):
@@ -617,7 +623,7 @@ def test_no_macro_body_reads_a_parameter_by_accident():
         meant_parts = [
             module._recs_input(m.per_user, m.checks()),
             module._names_query(m.per_user, m.metric.name),
-            *([] if m.against_baseline else [module._PLAIN]),
+            *([] if m.against_baseline else [module._plain(s) for s in range(module.PLAIN_SEGMENTS + 1)]),
         ]
         for role in m.inputs[1:]:
             meant_parts += inputs[role]

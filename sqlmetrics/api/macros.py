@@ -17,8 +17,9 @@ fills from the macro's parameters (see _recs_input and _truth_input), with the c
 set_F's beta) left as the macro's parameter. The conventions are trec_eval's defaults, with
 truth_duplicates='max' (an event log's repeated rows count once, at their highest grade), or
 those given to macros() (a variant of the file, its names under another prefix). Each macro
-holds the statement twice: over every segment and unit column, and over the unit's first
-column alone (no segment), picked by a condition DuckDB folds at the call (Macro.sql()).
+holds the statement three times: over every segment and unit column, and over the unit's first
+column alone with no segment or with the first segment column, picked by conditions DuckDB
+folds at the call (Macro.sql()).
 """
 
 from __future__ import annotations
@@ -523,10 +524,10 @@ class Macro:
 
     def sql(self) -> str:
         """The CREATE MACRO statement: the statement over every segment and unit column, and
-        a variant over the unit's first column alone (no segment, one unit column: the
-        common call), each under the condition that picks it; DuckDB folds the condition of
-        a call, and runs one of the two (the stand-in columns of the first made it 1.15-1.26x
-        evaluate(): docs/performance.md)."""
+        the plain variants over the unit's first column alone, with no segment or with the
+        first segment column (the common calls), each under the condition that picks it;
+        DuckDB folds the conditions of a call, and runs one of the branches (the stand-in
+        columns of the first made it 1.15-1.26x evaluate(): docs/performance.md)."""
         if self.against_baseline:
             # (rbo's systems are a "by" column: no plain variant)
             return (
@@ -539,33 +540,49 @@ class Macro:
                 ") AS sqlmetrics_columns\n"
                 "ORDER BY ALL;\n"
             )
-        plain = self.body([], _UNITS[:1])
-        # ... with the stand-ins of the segment (and the unit's second column) put back
-        stand_ins = ", ".join(["NULL"] * len(_GROUPS)) + ", "
-        if self.per_user:
-            shown = f"{stand_ins}{_UNITS[0]}, 0 AS {_UNITS[1]}, \"{self.metric.name}\""
-        else:
-            shown = f"{stand_ins}*"
         # the segment's columns (and per unit the unit's), then users and the mean or the value
         columns = (
             "COLUMNS(lambda c: NOT starts_with(c, 'sqlmetrics_none') "
             "AND NOT starts_with(c, 'sqlmetrics_unone'))"
         )
+        branches = "".join(
+            "UNION ALL\n"
+            f"SELECT {self._shown(segments)} FROM (\n{self.body(_GROUPS[:segments], _UNITS[:1])}\n)"
+            f" AS sqlmetrics_plain{segments} WHERE {_plain(segments)}\n"
+            for segments in range(PLAIN_SEGMENTS + 1)
+        )
+        general = " AND ".join(f"NOT {_plain(segments)}" for segments in range(PLAIN_SEGMENTS + 1))
         return (
             f"CREATE OR REPLACE MACRO {self.name}({self.parameters()}) AS TABLE\n"
             f"SELECT {columns} FROM (\n"
             f"SELECT * FROM ({_names_query(self.per_user, self.metric.name)}) AS sqlmetrics_names\n"
             "UNION ALL\n"
-            f"SELECT * FROM (\n{self.body(_GROUPS, _UNITS)}\n) AS sqlmetrics_result WHERE NOT {_PLAIN}\n"
-            "UNION ALL\n"
-            f"SELECT {shown} FROM (\n{plain}\n) AS sqlmetrics_plain WHERE {_PLAIN}\n"
+            f"SELECT * FROM (\n{self.body(_GROUPS, _UNITS)}\n) AS sqlmetrics_result WHERE {general}\n"
+            f"{branches}"
             ") AS sqlmetrics_columns\n"
             "ORDER BY ALL;\n"
         )
 
+    def _shown(self, segments: int) -> str:
+        """The columns of a plain variant over `segments` segment columns and the unit's first,
+        with the stand-ins of the other segment columns (and the unit's second) put back."""
+        stand_ins = "".join(f"{g}, " for g in _GROUPS[:segments])
+        stand_ins += "".join("NULL, " for _ in _GROUPS[segments:])
+        if self.per_user:
+            return f"{stand_ins}{_UNITS[0]}, 0 AS {_UNITS[1]}, \"{self.metric.name}\""
+        kept = f" EXCLUDE ({', '.join(_GROUPS[:segments])})" if segments else ""
+        return f"{stand_ins}*{kept}"
 
-# the call of the plain variant: no segment, one unit column
-_PLAIN = '(len("by") = 0 AND len("user") = 1)'
+
+# The plain variants: one unit column and no segment, or the first PLAIN_SEGMENTS segment
+# columns (a segment column per unit that is the unit's too is the NULL stand-in there, as in
+# the statement over every column)
+PLAIN_SEGMENTS = 1
+
+
+def _plain(segments: int) -> str:
+    """The condition of a call of the plain variant over `segments` segment columns."""
+    return f'(len("by") = {segments} AND len("user") = 1)'
 
 
 # how the input checks' messages name the unit's key columns
