@@ -381,10 +381,6 @@ class Macro:
         """rbo, rbo_sum: each system's lists against the baseline system's (`baseline`)."""
         return "baseline" in self.metric.needs
 
-    @property
-    def largest_cutoff(self) -> int:
-        return MAX_MACRO_CUTOFF
-
     def checks(self) -> str:
         """What fails a bad call before any row is read on: k, and the lists' columns."""
         checks = _lists_check(self.name)
@@ -395,7 +391,7 @@ class Macro:
         if not self.has_cutoff:
             return checks
         whole = self.metric.needs_cutoff and not self.metric.beyond and "subtopics" not in self.metric.reads
-        return f"{_cutoff_check(self.name, self.largest_cutoff, whole)} AND {checks}"
+        return f"{_cutoff_check(self.name, whole=whole)} AND {checks}"
 
     def parameters(self) -> str:
         params = list(self.inputs)
