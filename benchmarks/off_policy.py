@@ -6,8 +6,9 @@ a user needs to build those arrays from the same tables.
     python benchmarks/off_policy.py --slates 100000                    # 1M rows, a few seconds
     python benchmarks/off_policy.py --slates 10000000 --memory-limit 1.5GB --threads 2 --skip-numpy
                                                                          # the 100M rows
-    (DuckDB's memory_limit bounds its buffers, not the process: with 2GB the process peaked at
-    2.4 to 2.6 GB at 100M rows, with 1.5GB at 1.80 to 1.85 GB; docs/off-policy.md, "Speed")
+    (44 to 48 s, peak 1.78 to 1.82 GB on 2 idle cores. DuckDB's memory_limit bounds its buffers,
+    not the process: with 2GB the process peaked at 2.4 to 2.6 GB at 100M rows; docs/off-policy.md,
+    "Speed")
     (--cache keeps the data in benchmarks/data/off_policy_<slates>.duckdb, gitignored, for the
     next run)
 

@@ -75,6 +75,62 @@ def test_ranking_target_equals_reference(seed, units, items, length, position_we
                 position_weights=position_weights, clip=math.inf if clip is None else clip)
 
 
+# without dm and cascade-dr, a ranking target's weights come from its hits alone
+# (sql/off_policy/hits.sql.j2); longer slates than above, so that prefixes break anywhere
+FROM_HITS = [e for e in ALL if e not in ("dm", "cascade-dr")]
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), units=st.integers(2, 25), items=st.integers(3, 6),
+       length=st.integers(1, 5), position_weights=weights_strategy, clip=clip_strategy,
+       graded=st.booleans())
+def test_ranking_target_from_hits_equals_reference(seed, units, items, length, position_weights, clip,
+                                                  graded):
+    rng = np.random.default_rng(seed)
+    impressions, target = random_log(rng, units, items, min(length, items),
+                                     reward_levels=(0, 1, 2, -1) if graded else (0, 1))
+    log, ranking = pa.Table.from_pylist(impressions), pa.Table.from_pylist(target)
+    assert "_hits AS" in sqlmetrics.off_policy_sql(duckdb.connect(), log, FROM_HITS, target=ranking)
+    got = quiet(duckdb.connect(), log, FROM_HITS, target=ranking, position_weights=position_weights,
+                clip=clip)
+    assert_rows(got, log_arrays(impressions, target), FROM_HITS,
+                position_weights=position_weights, clip=math.inf if clip is None else clip)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_the_hits_give_what_every_row_gives(seed):
+    """The two forms of a ranking target's sums, from its hits and from every shown item (which
+    dm asks for), agree on every column, with segments, a rewards table, clip= and weights."""
+    rng = np.random.default_rng(seed)
+    impressions, target = random_log(rng, 40, 6, 5, reward_levels=(0, 1, 2, -1))
+    for r in impressions:
+        r["device"] = "phone" if r["user_id"] % 3 else "web"
+    events = pa.Table.from_pylist([
+        {"user_id": r["user_id"], "item_id": r["item_id"], "grade": r["reward"]}
+        for r in impressions if r["reward"] != 0 and r["position"] != 2
+    ])
+    con = duckdb.connect()
+    con.register("log", pa.Table.from_pylist(impressions))
+    con.register("ranking", pa.Table.from_pylist(target))
+    con.register("events", events)
+    for options in ({}, {"rewards": "events", "relevance": "grade", "clip": 3.0, "position_weights": "dcg"},
+                    {"by": "device", "position_weights": [1.0, 0.5, 0.25]}):
+        options = {"target": "ranking", "predicted_reward": "predicted", **options}
+        assert "_hits AS" in sqlmetrics.off_policy_sql(con, "log", FROM_HITS, **options)
+        assert "_hits AS" not in sqlmetrics.off_policy_sql(con, "log", FROM_HITS + ["dm"], **options)
+        sparse = quiet(con, "log", FROM_HITS, **options).to_pylist()
+        dense = [r for r in quiet(con, "log", FROM_HITS + ["dm"], **options).to_pylist()
+                 if r["estimator"] != "dm"]
+        assert len(sparse) == len(dense) == len(FROM_HITS) * (2 if "by" in options else 1)
+        for a, b in zip(sparse, dense, strict=True):
+            assert a.keys() == b.keys()
+            for name, value in a.items():
+                if isinstance(value, float):
+                    assert math.isclose(value, b[name], rel_tol=1e-12, abs_tol=1e-12), (options, a, name)
+                else:
+                    assert value == b[name], (options, name)
+
+
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), units=st.integers(2, 25), length=st.integers(1, 3),
        position_weights=weights_strategy, clip=clip_strategy)

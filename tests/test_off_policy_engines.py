@@ -16,6 +16,7 @@ from sqlmetrics.errors import InvalidDataError
 from tests.off_policy_reference import random_log
 
 ESTIMATORS = ["sips", "iips", "rips", "snsips", "sniips", "snrips", "cascade-dr", "dm", "logging"]
+FROM_HITS = [e for e in ESTIMATORS if e not in ("dm", "cascade-dr")]
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +54,8 @@ def runs(con, text_items: bool) -> list[pa.Table]:
                                          target_predicted_reward="target_predicted",
                                          position_weights=[1.0, 0.5], baseline="iips", test="bootstrap",
                                          replicates=200, seed=3))
+        out.append(sqlmetrics.off_policy(con, impressions, FROM_HITS, target=target, by="device",
+                                         position_weights=[1.0, 0.5], clip=5.0))
         # baseline= another target: the same ranking with its scores reversed
         other = target.set_column(target.column_names.index("score"), "score",
                                   pa.compute.negate(target.column("score")))
@@ -116,6 +119,9 @@ def tables(con, text_items: bool) -> None:
 VARIANTS = [
     {"estimators": ESTIMATORS, "target": "target", "predicted_reward": "predicted", "by": "device",
      "position_weights": "dcg", "clip": 20.0},
+    # a ranking target without dm and cascade-dr: its weights from its hits (hits.sql.j2)
+    {"estimators": FROM_HITS, "target": "target", "by": "device", "position_weights": [1.0, 0.5],
+     "clip": 5.0},
     {"estimators": ["iips", "snrips", "logging"], "target": "target", "rewards": "events",
      "action": "event", "relevance": {"buy": 3, "view": 1}, "ties": "trec_eval", "baseline": "logging"},
     {"estimators": ESTIMATORS[:7], "target_pscore": "target_pscore",

@@ -425,6 +425,9 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         },  # fmt: skip
         "rewards": rewards_context,
         "target": target_context,
+        # a ranking target's weights from its hits (sql/off_policy/hits.sql.j2); dm and
+        # cascade-dr read every position's predicted reward: the rows of every shown item
+        "sparse": target_context is not None and not {"dm", "cascade-dr"} & set(wanted),
         "truth_duplicates": "max" if o.truth_duplicates == "error" else o.truth_duplicates,
         "ties": o.ties,
         "estimators": [{"name": e} for e in wanted],
