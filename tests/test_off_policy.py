@@ -202,6 +202,26 @@ def test_segments():
             assert close(rows[e]["value"], reference(sub, e)["value"]), (device, e)
 
 
+def test_within_gives_segments_as_by_does():
+    """within= (compare()'s name for segments) segments as by= does: its columns first."""
+    rng = np.random.default_rng(12)
+    impressions, target = random_log(rng, 30, 4, 2)
+    for r in impressions:
+        r["device"] = "phone" if r["user_id"] % 2 else "web"
+        r["country"] = "fr" if r["user_id"] % 3 else "de"
+    con = duckdb.connect()
+    con.register("log", pa.Table.from_pylist(impressions))
+    con.register("ranking", pa.Table.from_pylist(target))
+    estimators = ["iips", "snrips", "logging"]
+    by = quiet(con, "log", estimators, target="ranking", by=["country", "device"])
+    within = quiet(con, "log", estimators, target="ranking", within="country", by="device")
+    assert within.column_names == by.column_names and within.to_pylist() == by.to_pylist()
+    only = quiet(con, "log", estimators, target="ranking", within=["device"])
+    assert only.to_pylist() == quiet(con, "log", estimators, target="ranking", by="device").to_pylist()
+    with pytest.raises(ConventionError, match="name a column twice"):
+        off_policy(con, "log", estimators, target="ranking", within="device", by=["device"])
+
+
 def small_log(**changes):
     data = {"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "b", "a"], "position": [1, 2, 1, 2],
             "pscore": [0.5, 0.5, 0.5, 0.5], "pscore_item_position": [0.5] * 4,

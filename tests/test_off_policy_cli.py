@@ -41,6 +41,22 @@ def test_json_output_is_off_policys(db, capsys):
 
 
 @pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
+def test_within_segments(db, capsys):
+    con = duckdb.connect(db)
+    con.execute("CREATE VIEW shown AS SELECT *, user_id % 2 AS half FROM impressions")
+    con.close()
+    status = main(["off-policy", "shown", "--db", db, "--target", "target", "--estimators", "iips",
+                   "--within", "half", "--format", "json"])
+    assert status == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [(r["half"], r["estimator"]) for r in printed] == [(0, "iips"), (1, "iips")]
+    assert main(["off-policy", "shown", "--db", db, "--target", "target", "--estimators", "iips",
+                 "--within", "half", "--by", "half"]) == 2
+    err = capsys.readouterr().err
+    assert "name a column twice" in err and err.count("\n") == 1
+
+
+@pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")
 def test_readable_table_and_one_line_errors(db, capsys):
     assert main(["off-policy", "impressions", "--db", db, "--target", "target", "--estimators", "iips"]) == 0
     out = capsys.readouterr().out

@@ -48,6 +48,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--target", metavar="SOURCE", help="the target ranking: (user, item, score) rows")
     parser.add_argument("--rewards", metavar="SOURCE", help="events (user, item[, relevance]) as rewards")
     parser.add_argument("--by", type=options.comma_list, metavar="COLS", help="segment by these columns")
+    parser.add_argument("--within", type=options.comma_list, metavar="COLS",
+                        help="segments too (compare()'s name for them): their columns first")
     parser.add_argument("--db", metavar="PATH", help="a DuckDB database file (opened read-only)")
     parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                         help="wait this long for another process writing the --db file [0]")  # fmt: skip
@@ -97,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "parquet" and not args.output:
         raise options.UsageError("sqlmetrics off-policy: --format parquet needs --output PATH")
     keywords = {name: getattr(args, name) for name in (
-        "by", "confidence", "baseline", "test", "replicates", "seed", "position_weights", "clip", "user",
-        "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "reward",
+        "by", "within", "confidence", "baseline", "test", "replicates", "seed", "position_weights", "clip",
+        "user", "item", "position", "pscore", "pscore_item_position", "pscore_cascade", "reward",
         "predicted_reward", "score", "rank", "ties", "action", "truth_duplicates", *_TARGET_COLUMNS,
     )}  # fmt: skip
     keywords["relevance"] = options.relevance_grades(args.relevance)

@@ -62,6 +62,7 @@ def off_policy(
     target: Input | None = None,
     rewards: Input | None = None,
     by: str | Sequence[str] | None = None,
+    within: str | Sequence[str] | None = None,
     confidence: float = 0.95,
     baseline: str | Input | Mapping[str, str] | None = None,
     test: str = "t",
@@ -109,6 +110,8 @@ def off_policy(
     (1 / log2(position + 1)) or a list (position 1 first; 0 beyond it): the value is the sum
     of weighted rewards. clip: cap every importance weight at this value.
     by: columns of the impressions whose values are segments (constant within a unit).
+    within: compare()'s name for the segments a comparison runs inside; off_policy() has no
+    systems to compare, so these are segments too (their columns first, then by's).
     baseline: an estimator (e.g. "logging") every other row is compared with on the same units,
     or another target, in the forms target= takes (a ranking: a table or view name, a file,
     a relation, a DataFrame, an Arrow table; a stochastic target: a mapping of the target_*
@@ -300,7 +303,12 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
             f"impressions: the position column {imp_position!r} must be a whole number "
             f"(1 at the top), but it is {imp.type_of(imp_position)}"
         )
-    segments = [o.by] if isinstance(o.by, str) else list(o.by or [])
+    within = [o.within] if isinstance(o.within, str) else list(o.within or [])
+    segments = within + ([o.by] if isinstance(o.by, str) else list(o.by or []))
+    if len(set(segments)) != len(segments):
+        raise ConventionError(
+            f"within={o.within!r} and by={o.by!r} name a column twice: both give segments"
+        )
     columns: list[tuple[str, str]] = []  # (alias in the statement, quoted column)
     logging: list[tuple[str, str, str]] = []  # (alias, quoted column, role) checked in (0, 1]
     stochastic: list[tuple[str, str, str]] = []
