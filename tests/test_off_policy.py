@@ -80,6 +80,12 @@ def test_ranking_target_equals_reference(seed, units, items, length, position_we
 FROM_HITS = [e for e in ALL if e not in ("dm", "cascade-dr")]
 
 
+def shorter_slates(impressions: list[dict], length: int) -> list[dict]:
+    """Slates of 1 to `length` rows in one log (the top of each), so that the hits form's parts
+    per slate length (the rows per position, the A / B of positions 1..L) are tested."""
+    return [r for r in impressions if r["position"] <= 1 + r["user_id"] % length]
+
+
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), units=st.integers(2, 25), items=st.integers(3, 6),
        length=st.integers(1, 5), position_weights=weights_strategy, clip=clip_strategy,
@@ -89,6 +95,7 @@ def test_ranking_target_from_hits_equals_reference(seed, units, items, length, p
     rng = np.random.default_rng(seed)
     impressions, target = random_log(rng, units, items, min(length, items),
                                      reward_levels=(0, 1, 2, -1) if graded else (0, 1))
+    impressions = shorter_slates(impressions, min(length, items))
     log, ranking = pa.Table.from_pylist(impressions), pa.Table.from_pylist(target)
     assert "_hits AS" in sqlmetrics.off_policy_sql(duckdb.connect(), log, FROM_HITS, target=ranking)
     got = quiet(duckdb.connect(), log, FROM_HITS, target=ranking, position_weights=position_weights,
@@ -103,8 +110,10 @@ def test_the_hits_give_what_every_row_gives(seed):
     dm asks for), agree on every column, with segments, a rewards table, clip= and weights."""
     rng = np.random.default_rng(seed)
     impressions, target = random_log(rng, 40, 6, 5, reward_levels=(0, 1, 2, -1))
+    impressions = shorter_slates(impressions, 5)
     for r in impressions:
-        r["device"] = "phone" if r["user_id"] % 3 else "web"
+        r["device"] = [None, "phone", "web"][r["user_id"] % 7 % 3]
+    target += [{"user_id": 999, "item_id": 1, "score": 1.0, "predicted": 0.5}]  # not in the log
     events = pa.Table.from_pylist([
         {"user_id": r["user_id"], "item_id": r["item_id"], "grade": r["reward"]}
         for r in impressions if r["reward"] != 0 and r["position"] != 2
@@ -121,7 +130,7 @@ def test_the_hits_give_what_every_row_gives(seed):
         sparse = quiet(con, "log", FROM_HITS, **options).to_pylist()
         dense = [r for r in quiet(con, "log", FROM_HITS + ["dm"], **options).to_pylist()
                  if r["estimator"] != "dm"]
-        assert len(sparse) == len(dense) == len(FROM_HITS) * (2 if "by" in options else 1)
+        assert len(sparse) == len(dense) == len(FROM_HITS) * (3 if "by" in options else 1)
         for a, b in zip(sparse, dense, strict=True):
             assert a.keys() == b.keys()
             for name, value in a.items():
@@ -218,8 +227,9 @@ def test_within_gives_segments_as_by_does():
     assert within.column_names == by.column_names and within.to_pylist() == by.to_pylist()
     only = quiet(con, "log", estimators, target="ranking", within=["device"])
     assert only.to_pylist() == quiet(con, "log", estimators, target="ranking", by="device").to_pylist()
-    with pytest.raises(ConventionError, match="name a column twice"):
-        off_policy(con, "log", estimators, target="ranking", within="device", by=["device"])
+    for twice in ("device", "DEVICE"):
+        with pytest.raises(ConventionError, match="name a column twice"):
+            off_policy(con, "log", estimators, target="ranking", within=twice, by=["device"])
 
 
 def small_log(**changes):
@@ -231,6 +241,7 @@ def small_log(**changes):
 
 
 TARGET = pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"], "score": [2, 1, 2, 1]})
+TARGET_Q = TARGET.append_column("q", pa.array([0.5] * 4))  # with a predicted reward
 
 
 @pytest.mark.parametrize(
@@ -263,7 +274,25 @@ def test_invalid_inputs(changes, estimators, error, message):
     [
         (small_log(), {"target": pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
                                            "score": [2, None, 2, 1]})},
-         "target: an item of user_id = 1 has two rows or a NULL score"),
+         "target: an item of user_id = 1 has two rows, or a NULL, NaN or infinite score"),
+        # NaN or infinite values: the hits form never reads a reward where the weight is 0, so
+        # such a value is an error (as in evaluate()), not a NaN of one form only
+        (small_log(), {"target": pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
+                                           "score": [2, float("nan"), 2, 1]})},
+         "target: an item of user_id = 1 has two rows, or a NULL, NaN or infinite score"),
+        (small_log(), {"target": pa.table({"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "b"],
+                                           "score": [2, 1, 2, 1], "q": [0.5, 0.5, float("inf"), 0.5]}),
+                       "predicted_reward": "q", "estimators": ["dm"], "q": [0.5] * 4},
+         "target: an item of user_id = 2 has two rows, or a NULL, NaN or infinite score"),
+        (small_log(reward=[1, 0, float("inf"), 1]), {"target": TARGET},
+         "impressions: reward = inf for user_id = 2, position = 1: not a finite number"),
+        (small_log(q=[0.5, float("nan"), 0.5, 0.5]), {"target": TARGET_Q, "predicted_reward": "q",
+                                                      "estimators": ["cascade-dr"]},
+         "impressions: predicted_reward = nan for user_id = 1, position = 2: not a finite number"),
+        (small_log(), {"target": TARGET, "rewards": pa.table({"user_id": [1, 2], "item_id": ["a", "b"],
+                                                              "grade": [1.0, float("-inf")]}),
+                       "relevance": "grade"},
+         "rewards: a NaN or infinite grade for an item of user_id = 2"),
         (small_log(item_id=["a", None, "b", "a"]), {"target": TARGET},
          "impressions: an item is shown twice in the slate of user_id = 1"),
         (small_log(position=[1, None, 1, 2]), {"target": TARGET},
@@ -283,16 +312,22 @@ def test_the_screen_passes_every_problem_to_the_checks(log, options, message):
     from sqlmetrics.stats.off_policy import _context
 
     con = duckdb.connect()
+    options = dict(options)
+    estimators = options.pop("estimators", ["iips"])
+    clean_columns = {"tp": [0.5] * 4, "q": options.pop("q", [0.5] * 4)}
     with pytest.raises(InvalidDataError) as info:
-        off_policy(con, log, ["iips"], **options)
-    assert message in str(info.value)
+        off_policy(con, log, estimators, **options)
+    assert message in str(info.value) and "\n" not in str(info.value)
     engine = for_connection(con, describe_only=False)
     defaults = {name: p.default for name, p in inspect.signature(off_policy).parameters.items()
                 if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    clean = {**defaults, **options, "target": TARGET if "target" in options else None}
-    cases = ((log, {**defaults, **options}, True), (small_log(tp=[0.5] * 4), clean, False))
+    clean = {**defaults, **options, "target": TARGET if "target" in options else None,
+             "rewards": None, "relevance": None}
+    if "predicted_reward" in options and "target" in options:
+        clean["target"] = TARGET_Q
+    cases = ((log, {**defaults, **options}, True), (small_log(**clean_columns), clean, False))
     for data, keywords, suspected in cases:
-        context = _context(engine, "duckdb", data, ["iips"], keywords)[0]
+        context = _context(engine, "duckdb", data, estimators, keywords)[0]
         screened = engine.run(render("off_policy/screen.sql.j2", context)).column(0)[0].as_py()
         assert (screened > 0) is suspected
 

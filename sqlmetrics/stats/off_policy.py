@@ -121,7 +121,7 @@ def off_policy(
     test: "t" (the default) or "bootstrap": the intervals (and p) from compare()'s bucketed
     Poisson bootstrap of the units, `replicates` draws from `seed`.
 
-    Returns one row per (segment, estimator): the by columns, estimator, value, ci_low, ci_high
+    Returns one row per (segment, estimator): the within and by columns, estimator, value, ci_low, ci_high
     (Student's t interval of the per-unit terms at `confidence`; the delta method's for the
     self-normalized forms), units, ess ((sum u)^2 / sum u^2 of the clipped weights, scaled to
     units), max_weight and mean_weight (unclipped; about 1 for valid propensities), support
@@ -305,7 +305,8 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         )
     within = [o.within] if isinstance(o.within, str) else list(o.within or [])
     segments = within + ([o.by] if isinstance(o.by, str) else list(o.by or []))
-    if len(set(segments)) != len(segments):
+    resolved = [col.find_column(imp, name, "impressions", "by") for name in segments]
+    if len(set(resolved)) != len(resolved):  # (as the input spells them: "DEV" is "dev")
         raise ConventionError(
             f"within={o.within!r} and by={o.by!r} name a column twice: both give segments"
         )
@@ -313,6 +314,7 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
     logging: list[tuple[str, str, str]] = []  # (alias, quoted column, role) checked in (0, 1]
     stochastic: list[tuple[str, str, str]] = []
     per_slate: list[tuple[str, str]] = []
+    values: list[tuple[str, str]] = []  # (alias, role): rewards and predictions, checked finite
     kinds = sorted({KIND[e] for e in wanted if KIND[e]}, key=["s", "ip", "c"].index)
 
     def keyed(obj: Input, role: str) -> tuple[Source, list[str], str]:
@@ -398,6 +400,7 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
                 "target= when it is a ranking)"
             )
         columns.append(("_q", numeric(imp, o.predicted_reward, "impressions", "predicted_reward")))
+        values.append(("_q", "predicted_reward"))
         if target_context is None:
             if o.target_predicted_reward is None:
                 raise ConventionError(
@@ -406,6 +409,7 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
                 )
             columns.append(("_q_e", numeric(imp, o.target_predicted_reward, "impressions",
                                             "target_predicted_reward")))
+            values.append(("_q_e", "target_predicted_reward"))
     rewards_context = None
     if o.rewards is not None:
         rew, r_keys, r_item = keyed(o.rewards, "rewards")
@@ -419,17 +423,17 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         if o.action is not None or o.relevance is not None:
             raise ConventionError("action= and relevance= grade rewards=; give rewards= too")
         columns.append(("_r0", numeric(imp, o.reward, "impressions", "reward")))
+        values.append(("_r0", "reward"))
     context = {
         "dialect": dialect.name,
         "unit": [{"alias": "_user" if i == 0 else f"_u{i}"} for i in range(len(keys))],
         "segments": [
-            {"alias": f"_g{i}", "column": q(col.find_column(imp, name, "impressions", "by"))}
-            for i, name in enumerate(segments)
+            {"alias": f"_g{i}", "column": q(name)} for i, name in enumerate(resolved)
         ],
         "impressions": {
             "source": imp.sql, "unit": [q(c) for c in keys], "item": q(imp_item),
             "position": q(imp_position), "columns": columns, "logging": logging,
-            "target": stochastic, "per_slate": per_slate,
+            "target": stochastic, "per_slate": per_slate, "values": values,
         },  # fmt: skip
         "rewards": rewards_context,
         "target": target_context,
@@ -557,8 +561,14 @@ def _raise_problem(found: pa.Table, keys: list[str], position: str, role: str = 
         "item": f"impressions: an item is shown twice in the slate of {unit}",
         "rewards": f"rewards: two rows for one item of {unit} (an event log? "
         "truth_duplicates='max' counts the highest grade, 'sum' adds the grades up)",
-        "target": f"{role}: an item of {unit} has two rows or a NULL score",
+        "target": f"{role}: an item of {unit} has two rows, or a NULL, NaN or infinite score "
+        "(or predicted reward)",
+        "rewards:value": f"rewards: a NaN or infinite grade for an item of {unit}",
     }
+    if kind.startswith("value:"):
+        raise InvalidDataError(
+            f"impressions: {kind[6:]} = {row['_value']} for {at}: not a finite number"
+        )
     if kind.startswith("slate:"):
         raise InvalidDataError(
             f"impressions: {kind[6:]} differs between the rows of {unit}: the propensity of the "
