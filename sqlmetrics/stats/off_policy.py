@@ -314,7 +314,7 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
     logging: list[tuple[str, str, str]] = []  # (alias, quoted column, role) checked in (0, 1]
     stochastic: list[tuple[str, str, str]] = []
     per_slate: list[tuple[str, str]] = []
-    values: list[tuple[str, str]] = []  # (alias, role): rewards and predictions, checked finite
+    values: list[tuple[str, str]] = []  # (alias, role): float rewards and predictions, checked finite
     kinds = sorted({KIND[e] for e in wanted if KIND[e]}, key=["s", "ip", "c"].index)
 
     def keyed(obj: Input, role: str) -> tuple[Source, list[str], str]:
@@ -332,6 +332,10 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         column = col.find_column(source, name, role, what)
         col.require_numeric(source, column, role, what, allow_bool=what == "reward")
         return q(column)
+
+    def floating(source, name: str | None, role: str, what: str) -> bool:
+        """Whether the column can hold a NaN or an infinity (the checks read only those)."""
+        return name is not None and col.is_float(source.type_of(col.find_column(source, name, role, what)))
 
     for kind in kinds:
         given = {"s": o.pscore, "ip": o.pscore_item_position, "c": o.pscore_cascade}[kind]
@@ -368,11 +372,16 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
             key_sql = f"-{numeric(tgt, o.rank, 'target', 'rank')}"
         else:
             key_sql = numeric(tgt, o.score, "target", "score")
+        predicted = o.predicted_reward if {"dm", "cascade-dr"} & set(wanted) else None
+        predicted_sql = None if predicted is None else numeric(tgt, predicted, "target", "predicted_reward")
+        key_name, key_what = (o.rank, "rank") if o.rank is not None else (o.score, "score")
         target_context = {
             "source": tgt.sql, "unit": [q(c) for c in t_keys], "item": q(t_item),
-            "key": key_sql,
-            "predicted": numeric(tgt, o.predicted_reward, "target", "predicted_reward")
-            if o.predicted_reward is not None and {"dm", "cascade-dr"} & set(wanted) else None,
+            "key": key_sql, "predicted": predicted_sql,
+            # the columns that can hold a NaN or an infinity, which the checks refuse
+            "floats": [sql for sql, name, what in ((key_sql, key_name, key_what),
+                                                  (predicted_sql, predicted, "predicted_reward"))
+                       if floating(tgt, name, "target", what)],
         }  # fmt: skip
     else:
         for kind in kinds:
@@ -400,7 +409,8 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
                 "target= when it is a ranking)"
             )
         columns.append(("_q", numeric(imp, o.predicted_reward, "impressions", "predicted_reward")))
-        values.append(("_q", "predicted_reward"))
+        if floating(imp, o.predicted_reward, "impressions", "predicted_reward"):
+            values.append(("_q", "predicted_reward"))
         if target_context is None:
             if o.target_predicted_reward is None:
                 raise ConventionError(
@@ -409,7 +419,8 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
                 )
             columns.append(("_q_e", numeric(imp, o.target_predicted_reward, "impressions",
                                             "target_predicted_reward")))
-            values.append(("_q_e", "target_predicted_reward"))
+            if floating(imp, o.target_predicted_reward, "impressions", "target_predicted_reward"):
+                values.append(("_q_e", "target_predicted_reward"))
     rewards_context = None
     if o.rewards is not None:
         rew, r_keys, r_item = keyed(o.rewards, "rewards")
@@ -423,7 +434,8 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         if o.action is not None or o.relevance is not None:
             raise ConventionError("action= and relevance= grade rewards=; give rewards= too")
         columns.append(("_r0", numeric(imp, o.reward, "impressions", "reward")))
-        values.append(("_r0", "reward"))
+        if floating(imp, o.reward, "impressions", "reward"):
+            values.append(("_r0", "reward"))
     context = {
         "dialect": dialect.name,
         "unit": [{"alias": "_user" if i == 0 else f"_u{i}"} for i in range(len(keys))],
