@@ -7,7 +7,7 @@ a user needs to build those arrays from the same tables.
     python benchmarks/off_policy.py --slates 10000000 --memory-limit 1.25GB --threads 2 --skip-numpy
                                                                          # the 100M rows
     (51 to 53 s, peak 1.52 to 1.54 GiB on 2 idle cores; with 1.5GB 47 to 54 s, 1.75 to 1.87 GiB.
-    DuckDB's memory_limit bounds its buffers, not the process, which adds 0.3 to 0.4 GB;
+    DuckDB's memory_limit bounds its buffers, not the process, which adds 0.35 to 0.5 GB;
     docs/off-policy.md, "Speed")
     (--cache keeps the data in benchmarks/data/off_policy_<slates>.duckdb, gitignored, for the
     next run)

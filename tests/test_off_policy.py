@@ -228,8 +228,19 @@ def test_within_gives_segments_as_by_does():
     only = quiet(con, "log", estimators, target="ranking", within=["device"])
     assert only.to_pylist() == quiet(con, "log", estimators, target="ranking", by="device").to_pylist()
     for twice in ("device", "DEVICE"):
-        with pytest.raises(ConventionError, match="name a column twice"):
+        with pytest.raises(ConventionError, match="name the column 'device' twice"):
             off_policy(con, "log", estimators, target="ranking", within=twice, by=["device"])
+    with pytest.raises(MissingColumnError, match="has no within column 'nope'"):
+        off_policy(con, "log", estimators, target="ranking", within="nope")
+
+
+def test_a_baselines_nan_prediction_is_named_the_baselines():
+    log = small_log(tp=[0.5] * 4, q=[0.5] * 4, tq=[0.5, float("inf"), 0.5, 0.5])
+    with pytest.raises(InvalidDataError) as info:
+        off_policy(duckdb.connect(), log, ["cascade-dr"], target=TARGET_Q, predicted_reward="q",
+                   baseline={"target_pscore_cascade": "tp", "target_predicted_reward": "tq"})
+    assert str(info.value) == ("impressions: the baseline's target_predicted_reward = inf for "
+                               "user_id = 1, position = 2: not a finite number")
 
 
 def small_log(**changes):

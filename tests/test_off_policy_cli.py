@@ -53,7 +53,7 @@ def test_within_segments(db, capsys):
     assert main(["off-policy", "shown", "--db", db, "--target", "target", "--estimators", "iips",
                  "--within", "half", "--by", "half"]) == 2
     err = capsys.readouterr().err
-    assert "name a column twice" in err and err.count("\n") == 1
+    assert "name the column 'half' twice" in err and err.count("\n") == 1
 
 
 @pytest.mark.filterwarnings("ignore::sqlmetrics.OffPolicyWarning")

@@ -305,11 +305,14 @@ def _context(engine: Any, dialect_name: str, impressions: Input, estimators: str
         )
     within = [o.within] if isinstance(o.within, str) else list(o.within or [])
     segments = within + ([o.by] if isinstance(o.by, str) else list(o.by or []))
-    resolved = [col.find_column(imp, name, "impressions", "by") for name in segments]
-    if len(set(resolved)) != len(resolved):  # (as the input spells them: "DEV" is "dev")
-        raise ConventionError(
-            f"within={o.within!r} and by={o.by!r} name a column twice: both give segments"
-        )
+    resolved = [col.find_column(imp, name, "impressions", "within" if i < len(within) else "by")
+                for i, name in enumerate(segments)]  # fmt: skip
+    for i, name in enumerate(resolved):  # (as the input spells them: "DEV" is "dev")
+        if name in resolved[:i]:
+            raise ConventionError(
+                f"within={o.within!r} and by={o.by!r} name the column {name!r} twice: each "
+                "gives segments"
+            )
     columns: list[tuple[str, str]] = []  # (alias in the statement, quoted column)
     logging: list[tuple[str, str, str]] = []  # (alias, quoted column, role) checked in (0, 1]
     stochastic: list[tuple[str, str, str]] = []
@@ -578,8 +581,9 @@ def _raise_problem(found: pa.Table, keys: list[str], position: str, role: str = 
         "rewards:value": f"rewards: a NaN or infinite grade for an item of {unit}",
     }
     if kind.startswith("value:"):
+        whose = "the baseline's " if role == "baseline" and kind[6:].startswith("target_") else ""
         raise InvalidDataError(
-            f"impressions: {kind[6:]} = {row['_value']} for {at}: not a finite number"
+            f"impressions: {whose}{kind[6:]} = {row['_value']} for {at}: not a finite number"
         )
     if kind.startswith("slate:"):
         raise InvalidDataError(
